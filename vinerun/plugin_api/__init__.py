@@ -1,0 +1,7 @@
+"""What every device implements: a plugin, its compiled models and their infer requests."""
+
+from vinerun.plugin_api.compiled_model import ICompiledModel
+from vinerun.plugin_api.infer_request import ISyncInferRequest, ProfilingInfo
+from vinerun.plugin_api.plugin import IPlugin
+
+__all__ = ["ICompiledModel", "IPlugin", "ISyncInferRequest", "ProfilingInfo"]

@@ -1,0 +1,43 @@
+"""``ISyncInferRequest``: runs a compiled model once; ``ProfilingInfo``: per-node counters."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+
+@dataclass
+class ProfilingInfo:
+    """One executed node, as in OpenVINO: ``status`` is EXECUTED, NOT_RUN or OPTIMIZED_OUT."""
+
+    node_name: str
+    node_type: str
+    exec_type: str
+    status: str = "EXECUTED"
+    real_time: timedelta = field(default_factory=timedelta)
+    cpu_time: timedelta = field(default_factory=timedelta)
+
+    class Status:
+        NOT_RUN = "NOT_RUN"
+        OPTIMIZED_OUT = "OPTIMIZED_OUT"
+        EXECUTED = "EXECUTED"
+
+
+class ISyncInferRequest(ABC):
+    """Device side of an infer request: arrays in (one per model input), arrays out."""
+
+    @abstractmethod
+    def infer(self, inputs: list[Any]) -> list[Any]:
+        """Run once; ``inputs`` are host arrays in model-input order; returns one value per output."""
+
+    def get_profiling_info(self) -> list[ProfilingInfo]:
+        return []
+
+    def query_state(self) -> list[Any]:
+        return []
+
+    def reset_state(self) -> None:
+        for s in self.query_state():
+            s.reset()

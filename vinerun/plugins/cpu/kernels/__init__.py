@@ -1,0 +1,68 @@
+"""CPU kernels: per op type, a factory that turns a node into a callable on host arrays.
+
+A factory returns ``None`` when it cannot handle a node (a dtype or attribute it does not cover);
+the node then runs its NumPy reference, and profiling says so (exec type ``ref``).
+Modules in this package are imported automatically and register with ``@cpu_kernel``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vinerun.ir.node import Node
+
+KernelFn = Callable[[list[Any]], list[Any]]
+
+
+@dataclass
+class Kernel:
+    """A compiled node: ``fn(inputs) -> outputs`` and the name profiling reports."""
+
+    fn: KernelFn
+    exec_type: str
+
+
+Factory = Callable[[Node], Kernel | None]
+_FACTORIES: dict[str, list[Factory]] = {}
+
+
+def cpu_kernel(*type_names: str) -> Callable[[Factory], Factory]:
+    """Register a kernel factory for the given op type names."""
+
+    def deco(factory: Factory) -> Factory:
+        for t in type_names:
+            _FACTORIES.setdefault(t, []).append(factory)
+        return factory
+
+    return deco
+
+
+def reference_kernel(node: Node) -> Kernel:
+    return Kernel(node.evaluate, "ref")
+
+
+def select_kernel(node: Node) -> Kernel:
+    """The first registered kernel that accepts ``node``, else the NumPy reference."""
+    _load_all()
+    for factory in _FACTORIES.get(node.type_name, []):
+        k = factory(node)
+        if k is not None:
+            return k
+    return reference_kernel(node)
+
+
+_loaded = False
+
+
+def _load_all() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not m.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{m.name}")

@@ -1,0 +1,116 @@
+"""The executable plan: nodes in order, each bound to a kernel and to value slots.
+
+Running a plan is a loop over pre-resolved steps: read input slots, call the kernel, write output
+slots, and drop values after their last use (a liveness plan, so memory does not pile up).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from vinerun.errors import InferenceError, VinerunError
+from vinerun.ir.core_ops import Constant, Parameter, Result
+from vinerun.ir.interpreter import body_runner
+from vinerun.ir.model import Model
+from vinerun.ir.node import Node
+from vinerun.plugin_api.infer_request import ProfilingInfo
+from vinerun.plugins.cpu.kernels import Kernel, select_kernel
+
+
+@dataclass
+class Step:
+    node: Node
+    kernel: Kernel
+    ins: list[int]
+    outs: list[int]
+    free: list[int] = field(default_factory=list)  # slots whose last reader is this step
+
+
+class Plan:
+    """A compiled graph: ``run(inputs) -> outputs`` with per-node kernels."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        slot_of: dict[tuple[int, int], int] = {}
+        self.constants: dict[int, Any] = {}
+        self.steps: list[Step] = []
+        n_slots = 0
+
+        def slot(node: Node, i: int) -> int:
+            nonlocal n_slots
+            key = (id(node), i)
+            if key not in slot_of:
+                slot_of[key] = n_slots
+                n_slots += 1
+            return slot_of[key]
+
+        params = model.get_parameters()
+        self.input_slots = [slot(p, 0) for p in params]
+        for node in model.get_ordered_ops():
+            if isinstance(node, Parameter):
+                continue
+            if isinstance(node, Constant):
+                self.constants[slot(node, 0)] = node.get_value()
+                continue
+            if isinstance(node, Result):
+                continue
+            ins = [-1 if o is None else slot(o.node, o.index) for o in node.input_values()]
+            outs = [slot(node, i) for i in range(node.get_output_size())]
+            self.steps.append(Step(node, select_kernel(node), ins, outs))
+        self.output_slots = [slot(r.input_value(0).node, r.input_value(0).index) for r in model.get_results()]
+        self.n_slots = n_slots
+        self._plan_liveness()
+        self._bodies: dict[int, Plan] = {}
+
+    def _plan_liveness(self) -> None:
+        keep = set(self.output_slots) | set(self.constants)
+        last_use: dict[int, int] = {}
+        for i, step in enumerate(self.steps):
+            for s in step.ins:
+                if s >= 0:
+                    last_use[s] = i
+        for s in self.input_slots:
+            keep.add(s)  # inputs belong to the caller
+        for s, i in last_use.items():
+            if s not in keep:
+                self.steps[i].free.append(s)
+
+    def run(self, inputs: list[Any], profile: list[ProfilingInfo] | None = None) -> list[Any]:
+        values: list[Any] = [None] * self.n_slots
+        for s, v in self.constants.items():
+            values[s] = v
+        for s, v in zip(self.input_slots, inputs):
+            values[s] = v
+        with body_runner(self.run_body):
+            for step in self.steps:
+                args = [None if s < 0 else values[s] for s in step.ins]
+                t0 = time.perf_counter() if profile is not None else 0.0
+                c0 = time.process_time() if profile is not None else 0.0
+                try:
+                    outs = step.kernel.fn(args)
+                except VinerunError as e:
+                    if f"'{step.node.friendly_name}'" in str(e):
+                        raise
+                    raise type(e)(f"{step.node.type_name} '{step.node.friendly_name}': {e}") from e
+                except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
+                    raise InferenceError(f"{step.node.type_name} '{step.node.friendly_name}' failed: "
+                                         f"{type(e).__name__}: {e}") from e
+                if profile is not None:
+                    profile.append(ProfilingInfo(
+                        step.node.friendly_name, step.node.type_name, step.kernel.exec_type, "EXECUTED",
+                        timedelta(seconds=time.perf_counter() - t0),
+                        timedelta(seconds=time.process_time() - c0)))
+                for s, v in zip(step.outs, outs):
+                    values[s] = v
+                for s in step.free:
+                    values[s] = None
+        return [values[s] for s in self.output_slots]
+
+    def run_body(self, body: Model, inputs: Any) -> list[Any]:
+        plan = self._bodies.get(id(body))
+        if plan is None:
+            plan = self._bodies[id(body)] = Plan(body)
+        return plan.run(list(inputs))

@@ -1,0 +1,138 @@
+"""``InferRequest``: OpenVINO's request API over a device's sync request."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from vinerun.errors import InputError
+from vinerun.ir.node import Output
+from vinerun.ir.tensor import Tensor
+from vinerun.plugin_api.infer_request import ProfilingInfo
+from vinerun.runtime.inputs import convert_input, normalize_inputs, resolve_input_key
+from vinerun.runtime.results import InferResult
+
+if TYPE_CHECKING:
+    from vinerun.runtime.compiled_model import CompiledModel
+
+
+class InferRequest:
+    """One request: set inputs, ``infer()``, read outputs.
+
+    >>> request = compiled.create_infer_request()
+    >>> result = request.infer({"data": x})
+    >>> request.get_output_tensor(0).data
+    """
+
+    def __init__(self, compiled: CompiledModel):
+        self._compiled = compiled
+        self._impl = compiled._impl.create_sync_infer_request()
+        self._inputs: dict[int, Any] = {}
+        self._outputs: list[Any] | None = None
+        self._latency_ms = 0.0
+        self.userdata: Any = None
+
+    @property
+    def model_inputs(self) -> list[Output]:
+        return self._compiled.inputs
+
+    @property
+    def model_outputs(self) -> list[Output]:
+        return self._compiled.outputs
+
+    input_tensors = property(lambda self: [self.get_input_tensor(i) for i in range(len(self.model_inputs))])
+    output_tensors = property(lambda self: [self.get_output_tensor(i) for i in range(len(self.model_outputs))])
+
+    def get_compiled_model(self) -> CompiledModel:
+        return self._compiled
+
+    # --- running -----------------------------------------------------------------------
+    def infer(self, inputs: Any = None, share_inputs: bool = False, share_outputs: bool = False,
+              decode_strings: bool = True) -> InferResult:
+        """Run synchronously; returns outputs keyed by port, index or name."""
+        arrays = normalize_inputs(self.model_inputs, inputs, self._inputs)
+        t0 = time.perf_counter()
+        outs = self._impl.infer(arrays)
+        self._latency_ms = (time.perf_counter() - t0) * 1e3
+        self._inputs = {i: a for i, a in enumerate(arrays)}
+        if not share_outputs:
+            outs = [o.copy() if hasattr(o, "copy") and hasattr(o, "dtype") and not o.flags.owndata else o for o in outs]
+        self._outputs = outs
+        return InferResult(self.model_outputs, outs)
+
+    @property
+    def results(self) -> InferResult:
+        if self._outputs is None:
+            raise RuntimeError("No results yet: call infer() first")
+        return InferResult(self.model_outputs, self._outputs)
+
+    @property
+    def latency(self) -> float:
+        """Duration of the last inference in milliseconds."""
+        return self._latency_ms
+
+    # --- tensors -----------------------------------------------------------------------
+    def _output_index(self, key: Any) -> int:
+        if isinstance(key, int):
+            if not 0 <= key < len(self.model_outputs):
+                raise IndexError(f"Output index {key} is out of range")
+            return key
+        return InferResult(self.model_outputs, [None] * len(self.model_outputs))._index(key)
+
+    def _is_output_key(self, key: Any) -> bool:
+        try:
+            resolve_input_key(self.model_inputs, key)
+            return False
+        except InputError:
+            return True
+
+    def get_tensor(self, key: Any) -> Tensor:
+        if self._is_output_key(key):
+            return self.get_output_tensor(self._output_index(key))
+        return self.get_input_tensor(resolve_input_key(self.model_inputs, key))
+
+    def set_tensor(self, key: Any, tensor: Tensor) -> None:
+        if self._is_output_key(key):
+            raise InputError(f"{key!r} is not an input of this model; output tensors are allocated by vinerun")
+        self.set_input_tensor(resolve_input_key(self.model_inputs, key), tensor)
+
+    def set_tensors(self, inputs: dict[Any, Tensor]) -> None:
+        for k, v in inputs.items():
+            self.set_tensor(k, v)
+
+    def get_input_tensor(self, index: int = 0) -> Tensor:
+        if index in self._inputs:
+            return Tensor.wrap(self._inputs[index])
+        port = self.model_inputs[index]
+        if port.partial_shape.is_static() and port.element_type.is_static():
+            t = Tensor(port.element_type, list(port.get_shape()))
+            self._inputs[index] = t.data
+            return t
+        raise RuntimeError(f"Input {index} has a dynamic shape and no tensor was set yet")
+
+    def set_input_tensor(self, index_or_tensor: Any, tensor: Tensor | None = None) -> None:
+        index, tensor = (0, index_or_tensor) if tensor is None else (index_or_tensor, tensor)
+        port = self.model_inputs[index]
+        self._inputs[index] = convert_input(port, index, tensor)
+
+    def set_input_tensors(self, tensors: Any) -> None:
+        items = tensors.items() if isinstance(tensors, dict) else enumerate(tensors)
+        for i, t in items:
+            self.set_input_tensor(i, t)
+
+    def get_output_tensor(self, index: int = 0) -> Tensor:
+        if self._outputs is None:
+            raise RuntimeError("No output tensors yet: call infer() first")
+        return Tensor.wrap(self._outputs[index])
+
+    # --- profiling and state -----------------------------------------------------------
+    def get_profiling_info(self) -> list[ProfilingInfo]:
+        return self._impl.get_profiling_info()
+
+    profiling_info = property(get_profiling_info)
+
+    def query_state(self) -> list[Any]:
+        return self._impl.query_state()
+
+    def reset_state(self) -> None:
+        self._impl.reset_state()

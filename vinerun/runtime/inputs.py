@@ -1,0 +1,119 @@
+"""Turning what a user passes to ``infer`` into one host array per model input, checked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vinerun.errors import InputError
+from vinerun.ir.node import Output
+from vinerun.ir.shape import PartialShape
+from vinerun.ir.tensor import Tensor
+from vinerun.ir.types import Type
+
+
+def _port_label(port: Output, index: int) -> str:
+    names = sorted(port.get_names())
+    return f"input '{names[0]}' (index {index})" if names else f"input {index}"
+
+
+def resolve_input_key(ports: list[Output], key: Any) -> int:
+    """Index of the model input that ``key`` (index, name or port) designates."""
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        if not 0 <= int(key) < len(ports):
+            raise InputError(f"Input index {key} is out of range: the model has {len(ports)} inputs")
+        return int(key)
+    if isinstance(key, Output):
+        for i, p in enumerate(ports):
+            if p == key or (key.get_names() and key.get_names() & p.get_names()):
+                return i
+        raise InputError(f"{key} is not an input of this model")
+    if isinstance(key, str):
+        for i, p in enumerate(ports):
+            if key in p.get_names() or key == p.node.friendly_name:
+                return i
+        known = sorted(n for p in ports for n in p.get_names())
+        raise InputError(f"The model has no input named '{key}'. Inputs: {known}")
+    raise InputError(f"Inputs are keyed by index, name or port, not {type(key).__name__}")
+
+
+def _is_passthrough(port: Output) -> bool:
+    """ONNX sequence / optional / map inputs: values are passed as they are."""
+    return "onnx_kind" in port.node.rt_info
+
+
+def convert_input(port: Output, index: int, value: Any) -> Any:
+    """One input value -> a host array of the port's element type; raises InputError if it cannot fit."""
+    if _is_passthrough(port):
+        return value
+    want: Type = port.element_type
+    label = _port_label(port, index)
+    if isinstance(value, Tensor):
+        arr = value.data
+        if want.is_static() and value.element_type != want:
+            raise InputError(f"Wrong element type for {label}: tensor is {value.element_type.get_type_name()}, "
+                             f"the model expects {want.get_type_name()}")
+    elif isinstance(value, np.ndarray):
+        arr = value
+        if want.is_static() and arr.dtype != want.to_dtype():
+            arr = _cast(arr, want, label)
+    else:
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError) as e:
+            raise InputError(f"Cannot convert the value for {label} to an array: {e}") from e
+        if want.is_static() and arr.dtype != want.to_dtype():
+            arr = _cast(arr, want, label, strict=False)
+    if arr.dtype.kind in "US":
+        arr = arr.astype(object)
+    _check_shape(port.partial_shape, arr.shape, label)
+    return arr
+
+
+def _cast(arr: np.ndarray, want: Type, label: str, strict: bool = True) -> np.ndarray:
+    dst = want.to_dtype()
+    src = arr.dtype
+    ok = (
+        np.can_cast(src, dst, "same_kind")
+        or (src.kind in "biu" and dst.kind in "fiu")
+        or (src.kind == "f" and dst.kind == "f")
+        or (not strict and src.kind in "biuf" and dst.kind in "biuf")
+    )
+    if src.kind in "OUS" or dst.kind == "O":
+        ok = src.kind in "OUS" and dst.kind == "O"
+    if not ok:
+        raise InputError(f"Wrong element type for {label}: got {src}, the model expects {want.get_type_name()}; "
+                         f"convert the data (e.g. array.astype(np.{dst.name})) if that is intended")
+    return arr.astype(dst)
+
+
+def _check_shape(expected: PartialShape, got: tuple[int, ...], label: str) -> None:
+    if expected.rank.is_dynamic():
+        return
+    if len(expected) != len(got) or not expected.compatible(PartialShape(list(got))):
+        raise InputError(f"Wrong shape for {label}: got {list(got)}, the model expects {expected}")
+
+
+def normalize_inputs(ports: list[Output], inputs: Any, provided: dict[int, Any]) -> list[Any]:
+    """Merge ``inputs`` (dict, list/tuple, single value or None) with tensors already set."""
+    values: dict[int, Any] = dict(provided)
+    if inputs is None:
+        pass
+    elif isinstance(inputs, dict):
+        for k, v in inputs.items():
+            values[resolve_input_key(ports, k)] = v
+    elif isinstance(inputs, (list, tuple)) and not (len(ports) == 1 and _is_passthrough(ports[0])):
+        if len(inputs) > len(ports):
+            raise InputError(f"Got {len(inputs)} inputs, but the model has only {len(ports)}")
+        for i, v in enumerate(inputs):
+            values[i] = v
+    else:
+        if len(ports) != 1:
+            raise InputError(f"A single input value was given, but the model has {len(ports)} inputs; "
+                             "pass a dict keyed by input name or index")
+        values[0] = inputs
+    missing = [_port_label(p, i) for i, p in enumerate(ports) if i not in values]
+    if missing:
+        raise InputError(f"Missing value for {', '.join(missing)}")
+    return [convert_input(p, i, values[i]) for i, p in enumerate(ports)]
