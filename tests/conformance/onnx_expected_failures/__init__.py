@@ -1,0 +1,13 @@
+"""ONNX backend node tests vinerun is known to fail, one reason per pattern.
+
+Each module in this package (one per op area) defines ``EXPECTED_FAILURES``: a list of
+``(regex matched against the test name, reason)``. They run as xfail: a test that starts
+passing fails the suite ("unexpected success") until its entry is removed.
+"""
+
+import importlib
+import pkgutil
+
+EXPECTED_FAILURES: list[tuple[str, str]] = []
+for _m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    EXPECTED_FAILURES += importlib.import_module(f"{__name__}.{_m.name}").EXPECTED_FAILURES
