@@ -6,6 +6,25 @@
 >>> result = compiled({"input": x})
 """
 
+from vinerun import (  # noqa: F401  (OpenVINO's ov.op and ov.opsetN op builders)
+    op,
+    opset1,
+    opset2,
+    opset3,
+    opset4,
+    opset5,
+    opset6,
+    opset7,
+    opset8,
+    opset9,
+    opset10,
+    opset11,
+    opset12,
+    opset13,
+    opset14,
+    opset15,
+    opset16,
+)
 from vinerun._version import __version__
 from vinerun.ir import Dimension, Layout, Model, Node, Output, PartialShape, Shape, Tensor, Type
 from vinerun.ir.node import Input

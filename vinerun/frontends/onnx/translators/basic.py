@@ -1,4 +1,7 @@
-"""ONNX ops that map one-to-one onto an op: arithmetic, activations, MatMul, Identity, Constant."""
+"""ONNX ops that map one-to-one onto a core op: MatMul, Identity, Constant.
+
+Element-wise families live in math.py, activations.py, logic.py and cast.py.
+"""
 
 from __future__ import annotations
 
@@ -6,42 +9,7 @@ import numpy as np
 
 from vinerun.frontends.onnx.registry import onnx_op
 from vinerun.ir.core_ops import Constant
-from vinerun.ops.activations import Relu, Sigmoid, Tanh
-from vinerun.ops.arithmetic import Add, Divide, Maximum, Minimum, Multiply, Subtract
 from vinerun.ops.matmul import MatMul
-
-
-def _binary(op_type: str, cls: type) -> None:
-    @onnx_op(op_type)
-    def translate(ctx):
-        return cls(ctx.input(0), ctx.input(1)).output(0)
-
-
-for _name, _cls in [("Add", Add), ("Sub", Subtract), ("Mul", Multiply), ("Div", Divide)]:
-    _binary(_name, _cls)
-
-
-def _unary(op_type: str, cls: type) -> None:
-    @onnx_op(op_type)
-    def translate(ctx):
-        return cls(ctx.input(0)).output(0)
-
-
-for _name, _cls in [("Relu", Relu), ("Sigmoid", Sigmoid), ("Tanh", Tanh)]:
-    _unary(_name, _cls)
-
-
-def _variadic(op_type: str, cls: type) -> None:
-    @onnx_op(op_type)
-    def translate(ctx):
-        acc = ctx.input(0)
-        for i in range(1, len(ctx.inputs)):
-            acc = cls(acc, ctx.input(i)).output(0)
-        return acc
-
-
-for _name, _cls in [("Max", Maximum), ("Min", Minimum), ("Sum", Add)]:
-    _variadic(_name, _cls)
 
 
 @onnx_op("MatMul")

@@ -1,63 +1,184 @@
-"""Element-wise kernels on ATen: arithmetic and activations for float tensors."""
+"""Element-wise kernels on ATen: arithmetic, activations, unary math, comparisons, logic and Select.
+
+Each factory declines (returns None) for element types or attributes it does not cover, and the
+node then runs its NumPy reference.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
+import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
 
 _FLOAT = ("f32", "f16", "bf16", "f64")
+# integer types whose ATen arithmetic wraps exactly like NumPy's
+_INT = ("i8", "u8", "i16", "i32", "i64")
+_TORCH_TYPES = _FLOAT + _INT + ("boolean",)
 
-_BINARY = {"Add": torch.add, "Subtract": torch.sub, "Multiply": torch.mul, "Maximum": torch.maximum,
-           "Minimum": torch.minimum}
-_UNARY = {"Relu": torch.relu, "Sigmoid": torch.sigmoid, "Tanh": torch.tanh, "Exp": torch.exp,
-          "Abs": torch.abs, "Sqrt": torch.sqrt, "Erf": torch.erf, "Negative": torch.neg}
+_BINARY: dict[str, Callable] = {"Add": torch.add, "Subtract": torch.sub, "Multiply": torch.mul,
+                                "Maximum": torch.maximum, "Minimum": torch.minimum}
+_COMPARE: dict[str, Callable] = {"Equal": torch.eq, "NotEqual": torch.ne, "Less": torch.lt, "LessEqual": torch.le,
+                                 "Greater": torch.gt, "GreaterEqual": torch.ge}
+_LOGICAL: dict[str, Callable] = {"LogicalAnd": torch.logical_and, "LogicalOr": torch.logical_or,
+                                 "LogicalXor": torch.logical_xor}
+_UNARY: dict[str, Callable] = {
+    "Relu": torch.relu, "Sigmoid": torch.sigmoid, "Tanh": torch.tanh, "Exp": torch.exp, "Log": torch.log,
+    "Abs": torch.abs, "Sqrt": torch.sqrt, "Erf": torch.erf, "Negative": torch.neg, "Floor": torch.floor,
+    "Ceiling": torch.ceil, "Sign": torch.sign, "Sin": torch.sin, "Cos": torch.cos, "Tan": torch.tan,
+    "Asin": torch.asin, "Acos": torch.acos, "Atan": torch.atan, "Sinh": torch.sinh, "Cosh": torch.cosh,
+    "Asinh": torch.asinh, "Acosh": torch.acosh, "Atanh": torch.atanh, "SoftSign": F.softsign,
+    "Mish": F.mish, "HSwish": F.hardswish,
+}
 
 
-def _float_inputs(node: Node) -> bool:
-    return all(o.element_type.get_type_name() in _FLOAT for o in node.input_values())
+def _types(node: Node) -> list[str]:
+    return [o.element_type.get_type_name() for o in node.input_values() if o is not None]
+
+
+def _all_in(node: Node, allowed: tuple[str, ...]) -> bool:
+    return all(t in allowed for t in _types(node))
+
+
+def _numpy_broadcast(node: Node) -> bool:
+    return node.get_attributes().get("auto_broadcast", "numpy") == "numpy"
+
+
+def _unary_kernel(op: Callable, name: str) -> Kernel:
+    def run(inputs):
+        return [to_numpy(op(to_torch(inputs[0])))]
+
+    return Kernel(run, f"aten_{name}")
+
+
+def _binary_kernel(op: Callable, name: str) -> Kernel:
+    def run(inputs):
+        return [to_numpy(op(to_torch(inputs[0]), to_torch(inputs[1])))]
+
+    return Kernel(run, f"aten_{name}")
 
 
 @cpu_kernel(*_BINARY)
 def binary(node: Node) -> Kernel | None:
-    if not _float_inputs(node) or node.get_attributes().get("auto_broadcast", "numpy") != "numpy":
+    if not _all_in(node, _FLOAT + _INT) or not _numpy_broadcast(node):
         return None
     op = _BINARY[node.type_name]
-
-    def run(inputs):
-        return [to_numpy(op(to_torch(inputs[0]), to_torch(inputs[1])))]
-
-    return Kernel(run, f"aten_{op.__name__}")
+    return _binary_kernel(op, op.__name__)
 
 
-@cpu_kernel("Divide")
-def divide(node: Node) -> Kernel | None:
-    if not _float_inputs(node):
+@cpu_kernel("Divide", "Power", "SquaredDifference")
+def float_binary(node: Node) -> Kernel | None:
+    if not _all_in(node, _FLOAT) or not _numpy_broadcast(node):
+        return None
+    if node.type_name == "Divide":
+        return _binary_kernel(torch.div, "div")
+    if node.type_name == "Power":
+        return _binary_kernel(torch.pow, "pow")
+    return _binary_kernel(lambda a, b: torch.square(a - b), "squared_difference")
+
+
+@cpu_kernel(*_COMPARE)
+def compare(node: Node) -> Kernel | None:
+    if not _all_in(node, _TORCH_TYPES) or not _numpy_broadcast(node):
+        return None
+    op = _COMPARE[node.type_name]
+    return _binary_kernel(op, op.__name__)
+
+
+@cpu_kernel(*_LOGICAL)
+def logical(node: Node) -> Kernel | None:
+    if not _all_in(node, ("boolean",)) or not _numpy_broadcast(node):
+        return None
+    op = _LOGICAL[node.type_name]
+    return _binary_kernel(op, op.__name__)
+
+
+@cpu_kernel("LogicalNot")
+def logical_not(node: Node) -> Kernel | None:
+    return _unary_kernel(torch.logical_not, "logical_not") if _all_in(node, ("boolean",)) else None
+
+
+@cpu_kernel("Select")
+def select(node: Node) -> Kernel | None:
+    cond, a, b = _types(node)
+    if cond != "boolean" or a != b or a not in _TORCH_TYPES or not _numpy_broadcast(node):
         return None
 
     def run(inputs):
-        return [to_numpy(torch.div(to_torch(inputs[0]), to_torch(inputs[1])))]
+        return [to_numpy(torch.where(to_torch(inputs[0]), to_torch(inputs[1]), to_torch(inputs[2])))]
 
-    return Kernel(run, "aten_div")
+    return Kernel(run, "aten_where")
 
 
 @cpu_kernel(*_UNARY)
 def unary(node: Node) -> Kernel | None:
-    if not _float_inputs(node):
+    if not _all_in(node, _FLOAT):
         return None
     op = _UNARY[node.type_name]
+    return _unary_kernel(op, getattr(op, "__name__", node.type_name.lower()))
+
+
+@cpu_kernel("Elu", "Gelu", "SoftPlus", "Clamp", "Round")
+def parametrized_unary(node: Node) -> Kernel | None:
+    if not _all_in(node, _FLOAT):
+        return None
+    t = node.type_name
+    if t == "Elu":
+        alpha = node.alpha
+        return _unary_kernel(lambda x: F.elu(x, alpha), "elu")
+    if t == "Gelu":
+        approximate = "tanh" if node.approximation_mode.upper() == "TANH" else "none"
+        return _unary_kernel(lambda x: F.gelu(x, approximate=approximate), "gelu")
+    if t == "SoftPlus":
+        return _unary_kernel(lambda x: torch.logaddexp(x, torch.zeros((), dtype=x.dtype)), "logaddexp")
+    if t == "Clamp":
+        lo, hi = node.min, node.max
+        return _unary_kernel(lambda x: torch.clamp(x, lo, hi), "clamp")
+    if node.mode == "half_to_even":
+        return _unary_kernel(torch.round, "round")
+    return _unary_kernel(lambda x: torch.sign(x) * torch.floor(torch.abs(x) + 0.5), "round_half_away")
+
+
+@cpu_kernel("PRelu", "Swish", "HardSigmoid", "Selu")
+def param_activation(node: Node) -> Kernel | None:
+    if not _all_in(node, _FLOAT):
+        return None
+    fns: dict[str, Callable] = {
+        "PRelu": lambda x, s: torch.where(x < 0, x * s, x),
+        "Swish": lambda x, beta=None: x * torch.sigmoid(x if beta is None else x * beta),
+        "HardSigmoid": lambda x, a, b: torch.clamp(x * a + b, 0.0, 1.0),
+        "Selu": lambda x, a, lam: lam * torch.where(x > 0, x, a * torch.expm1(x)),
+    }
+    fn = fns[node.type_name]
 
     def run(inputs):
-        return [to_numpy(op(to_torch(inputs[0])))]
+        return [to_numpy(fn(*[to_torch(v) for v in inputs if v is not None]))]
 
-    return Kernel(run, f"aten_{op.__name__}")
+    return Kernel(run, f"aten_{node.type_name.lower()}")
+
+
+@cpu_kernel("Convert", "ConvertLike")
+def convert(node: Node) -> Kernel | None:
+    """Conversions where ATen's cast equals the reference: into floats from floats, integers or bool."""
+    src = _types(node)[0]
+    dst = node.get_output_element_type(0).get_type_name()
+    if src not in _TORCH_TYPES or dst not in _FLOAT or (src == "f64" and dst in ("f16", "bf16")):
+        return None  # (ATen narrows f64 through f32: two roundings)
+    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64}[dst]
+
+    def run(inputs):
+        return [to_numpy(to_torch(inputs[0]).to(dtype))]
+
+    return Kernel(run, "aten_to")
 
 
 @cpu_kernel("MatMul")
 def matmul(node: Node) -> Kernel | None:
-    if not _float_inputs(node):
+    if not _all_in(node, _FLOAT):
         return None
     ta, tb = node.transpose_a, node.transpose_b
 
@@ -70,3 +191,4 @@ def matmul(node: Node) -> Kernel | None:
         return [to_numpy(torch.matmul(a, b))]
 
     return Kernel(run, "aten_matmul")
+

@@ -1,0 +1,58 @@
+"""ShapeOf (opset1, opset3) and the ONNX-only Size: a tensor's shape and element count as data."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vinerun.ir.node import Attr, Node
+from vinerun.ir.registry import register_op
+from vinerun.ir.shape import PartialShape
+from vinerun.ir.types import Type
+from vinerun.ops._shape_helpers import index_type, rank_of
+
+
+@register_op
+class ShapeOf(Node):
+    """The shape of input 0 as a 1-D tensor of ``output_type`` (i64 or i32)."""
+
+    type_name, version, num_inputs = "ShapeOf", "opset3", (1, 1)
+    output_type = Attr("type", Type.i64)
+
+    def infer(self) -> list:
+        r = rank_of(self.get_input_partial_shape(0))
+        return [(index_type(self.output_type), PartialShape([-1 if r is None else r]))]
+
+    def static_value(self) -> np.ndarray | None:
+        """The output, when input 0's shape is static (lets translators and passes fold it)."""
+        ps = self.get_input_partial_shape(0)
+        if not ps.is_static():
+            return None
+        return np.array([int(d) for d in ps], dtype=self.output_type.to_dtype())
+
+    def evaluate(self, inputs: list) -> list:
+        return [np.array(np.shape(inputs[0]), dtype=self.output_type.to_dtype())]
+
+
+@register_op
+class ShapeOfV1(ShapeOf):
+    """ShapeOf-1: always i64."""
+
+    type_name, version = "ShapeOf", "opset1"
+    output_type = Attr("type", Type.i64)
+
+
+# ShapeOf-1 has no attributes in IR files.
+del ShapeOfV1._attr_specs["output_type"]
+
+
+@register_op
+class Size(Node):
+    """ONNX Size: the number of elements of input 0 as an i64 scalar."""
+
+    type_name, version, num_inputs = "Size", "onnx", (1, 1)
+
+    def infer(self) -> list:
+        return [(Type.i64, PartialShape([]))]
+
+    def evaluate(self, inputs: list) -> list:
+        return [np.array(np.size(inputs[0]), dtype=np.int64)]

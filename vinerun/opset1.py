@@ -1,0 +1,5 @@
+"""Op builders of OpenVINO's opset1 (``from vinerun import opset1 as ops``); see :mod:`vinerun.opsets`."""
+
+from vinerun.opsets import module_hooks
+
+__getattr__, __dir__ = module_hooks(1)

@@ -1,0 +1,87 @@
+"""Convolution kernels on ATen/oneDNN: (Group)Convolution and (Group)ConvolutionBackpropData, 1-3-D, floats.
+
+Symmetric pads go to the ATen op; asymmetric (or negative) ones are applied with ``F.pad`` first
+(forward) or by cropping the full transposed output (backprop).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
+
+FLOAT_TYPES = ("f32", "f16", "bf16", "f64")
+_CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+_CONV_T = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+
+
+def float_node(node: Node, inputs: int = 2) -> bool:
+    """All of the first ``inputs`` inputs share one float element type."""
+    names = {node.get_input_element_type(i).get_type_name() for i in range(inputs)}
+    return len(names) == 1 and names.pop() in FLOAT_TYPES
+
+
+def spatial_count(node: Node) -> int | None:
+    rank = node.get_input_partial_shape(0).rank
+    return rank.get_length() - 2 if rank.is_static() else None
+
+
+def torch_pad(begin: list[int], end: list[int]) -> list[int]:
+    """``F.pad``'s argument order (last axis first) for per-axis begin/end pads."""
+    out: list[int] = []
+    for b, e in zip(reversed(begin), reversed(end), strict=True):
+        out += [b, e]
+    return out
+
+
+@cpu_kernel("Convolution", "GroupConvolution")
+def convolution(node: Node) -> Kernel | None:
+    n = spatial_count(node)
+    if n not in _CONV or not float_node(node):
+        return None
+    conv = _CONV[n]
+    grouped = node.type_name == "GroupConvolution"
+    strides, dilations, _, _ = node.spatial_attrs(n)
+
+    def run(inputs: list) -> list:
+        x, w = to_torch(inputs[0]), to_torch(inputs[1])
+        groups = 1
+        if grouped:
+            groups = w.shape[0]
+            w = w.reshape(-1, *w.shape[2:])
+        pb, pe = node.explicit_pads(list(x.shape[2:]), list(w.shape[2:]))
+        if pb == pe and min(pb) >= 0:
+            padding = pb
+        else:
+            x, padding = F.pad(x, torch_pad(pb, pe)), [0] * n
+        return [to_numpy(conv(x, w, None, strides, padding, dilations, groups))]
+
+    return Kernel(run, f"aten_conv{n}d")
+
+
+@cpu_kernel("ConvolutionBackpropData", "GroupConvolutionBackpropData")
+def convolution_backprop(node: Node) -> Kernel | None:
+    n = spatial_count(node)
+    if n not in _CONV_T or not float_node(node):
+        return None
+    conv_t = _CONV_T[n]
+    grouped = node.type_name == "GroupConvolutionBackpropData"
+
+    def run(inputs: list) -> list:
+        x, w = to_torch(inputs[0]), to_torch(inputs[1])
+        out_shape = inputs[2] if len(inputs) > 2 else None
+        groups = 1
+        if grouped:
+            groups = w.shape[0]
+            w = w.reshape(-1, *w.shape[2:])
+        strides, dilations, pb, pe, op = node.resolve(list(x.shape[2:]), list(w.shape[2:]), out_shape)
+        y = conv_t(x, w, None, strides, 0, 0, groups, dilations)
+        crop = torch_pad([-b for b in pb], [o - e for o, e in zip(op, pe, strict=True)])
+        if any(crop):
+            y = F.pad(y, crop)
+        return [to_numpy(y.contiguous())]
+
+    return Kernel(run, f"aten_conv_transpose{n}d")

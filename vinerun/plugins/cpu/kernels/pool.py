@@ -1,0 +1,103 @@
+"""Pooling kernels on ATen: MaxPool (values and indices) and AvgPool, 1-3-D, floats.
+
+ATen pads symmetrically by at most half the kernel and its ``ceil_mode`` is ``ceil_torch``; other
+cases either pad first (max pooling with ``floor``) or run the reference.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.conv import float_node, spatial_count, torch_pad
+
+_MAX = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
+_AVG = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}
+
+
+def aten_padding(pb: list[int], pe: list[int], kernel: list[int], dilations: list[int]) -> list[int] | None:
+    """The symmetric padding ATen accepts, or None."""
+    if pb != pe or any(p > (d * (k - 1) + 1) // 2 for p, k, d in zip(pb, kernel, dilations, strict=True)):
+        return None
+    return pb
+
+
+def plane_offsets(x: torch.Tensor, axis: int) -> torch.Tensor | int:
+    """What to add to ATen's per-(N, C)-plane indices to make them flat from ``axis`` on."""
+    n, c = x.shape[:2]
+    plane = x[0, 0].numel()
+    if axis == 0:
+        return (torch.arange(n * c).reshape(n, c) * plane).reshape(n, c, *[1] * (x.dim() - 2))
+    if axis == 1:
+        return (torch.arange(c) * plane).reshape(1, c, *[1] * (x.dim() - 2))
+    return 0
+
+
+def unpad_indices(idx: torch.Tensor, padded: list[int], pb: list[int], sizes: list[int]) -> torch.Tensor:
+    """Flat indices into the padded plane -> flat indices into the unpadded plane."""
+    flat = torch.zeros_like(idx)
+    rest = idx
+    coords = []
+    for size in reversed(padded):
+        coords.append(rest % size)
+        rest = rest // size
+    for c, b, size in zip(reversed(coords), pb, sizes, strict=True):
+        flat = flat * size + (c - b).clamp(0, size - 1)
+    return flat
+
+
+@cpu_kernel("MaxPool")
+def max_pool(node: Node) -> Kernel | None:
+    n = spatial_count(node)
+    if n not in _MAX or not float_node(node, 1) or node.rounding_type not in ("floor", "ceil_torch"):
+        return None
+    pool = _MAX[n]
+    index_dtype = torch.int32 if node.index_element_type.get_type_name() == "i32" else torch.int64
+    rank = n + 2
+    axis = node.axis + rank if node.axis < 0 else node.axis
+    wants_indices = bool(node.output(1).get_target_inputs())
+
+    def run(inputs: list) -> list:
+        x = to_torch(inputs[0])
+        sizes = list(x.shape[2:])
+        kernel, strides, dilations, pb, pe, _ = node.resolved(sizes)
+        padding = aten_padding(pb, pe, kernel, dilations)
+        padded = None
+        if padding is None:
+            if node.rounding_type != "floor":
+                return node.evaluate(inputs)
+            x = F.pad(x, torch_pad(pb, pe), value=float("-inf"))
+            padded, padding = list(x.shape[2:]), [0] * n
+        ceil = node.rounding_type == "ceil_torch"
+        if not wants_indices:  # nobody reads output 1: skip computing it
+            return [to_numpy(pool(x, kernel, strides, padding, dilations, ceil)), None]
+        y, idx = pool(x, kernel, strides, padding, dilations, ceil, return_indices=True)
+        if padded is not None:
+            idx = unpad_indices(idx, padded, pb, sizes)
+        if axis < 2:
+            idx = idx + plane_offsets(x, axis)
+        return [to_numpy(y), idx.to(index_dtype).numpy()]
+
+    return Kernel(run, f"aten_max_pool{n}d")
+
+
+@cpu_kernel("AvgPool")
+def avg_pool(node: Node) -> Kernel | None:
+    n = spatial_count(node)
+    if n not in _AVG or not float_node(node, 1) or node.rounding_type not in ("floor", "ceil_torch"):
+        return None
+    pool = _AVG[n]
+    include_pad = not node.exclude_pad
+
+    def run(inputs: list) -> list:
+        x = to_torch(inputs[0])
+        kernel, strides, dilations, pb, pe, _ = node.resolved(list(x.shape[2:]))
+        padding = aten_padding(pb, pe, kernel, dilations)
+        if padding is None:
+            return node.evaluate(inputs)
+        return [to_numpy(pool(x, kernel, strides, padding, node.rounding_type == "ceil_torch", include_pad))]
+
+    return Kernel(run, f"aten_avg_pool{n}d")
