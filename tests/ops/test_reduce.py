@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import helper
 
 import vinerun as ov
+from tests.ops._reduce_onnx import run_onnx
 from vinerun.errors import ValidationError
-from vinerun.ir.core_ops import Constant, Parameter
+from vinerun.ir.core_ops import Constant, Parameter, Result
+from vinerun.ir.model import Model
 from vinerun.ir.shape import PartialShape
 from vinerun.ir.types import Type
 from vinerun.ops.argminmax import ArgMax, ArgMin
+from vinerun.ops.einsum import Einsum
 from vinerun.ops.reduction import (
     ReduceL1,
     ReduceL2,
@@ -25,6 +27,7 @@ from vinerun.ops.reduction import (
     ReduceProd,
     ReduceSum,
 )
+from vinerun.ops.softmax import LogSoftmax, Softmax
 from vinerun.plugins.cpu.kernels import select_kernel
 
 FLOAT_REDUCTIONS = [ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2]
@@ -156,30 +159,36 @@ def test_arg_kernel_matches_reference(cls, dtype, last):
 
 
 # --- ONNX translation ------------------------------------------------------------------------------
-def _run_onnx(node: onnx.NodeProto, opset: int, feeds: dict, out_shape=None, out_type=TensorProto.FLOAT):
-    inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
-              for k, v in feeds.items()]
-    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", out_type, out_shape)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    core = ov.Core()
-    compiled = core.compile_model(core.read_model(model.SerializeToString()), "CPU")
-    return compiled.create_infer_request().infer(list(feeds.values())).to_tuple()[0]
-
-
 def test_onnx_attribute_axes_before_opset_18():
     x = np.random.default_rng(2).random((2, 3, 4)).astype(np.float32)
     node = helper.make_node("ReduceMean", ["x"], ["y"], axes=[0, 2], keepdims=0)
-    np.testing.assert_allclose(_run_onnx(node, 13, {"x": x}), x.mean(axis=(0, 2)), rtol=1e-6)
+    np.testing.assert_allclose(run_onnx(node, 13, {"x": x})[0], x.mean(axis=(0, 2)), rtol=1e-6)
     node = helper.make_node("ReduceL2", ["x"], ["y"])  # no axes: all of them, keepdims
-    np.testing.assert_allclose(_run_onnx(node, 11, {"x": x}), np.sqrt((x * x).sum(keepdims=True)), rtol=1e-6)
+    np.testing.assert_allclose(run_onnx(node, 11, {"x": x})[0], np.sqrt((x * x).sum(keepdims=True)), rtol=1e-6)
 
 
 def test_onnx_axes_input_and_noop():
     x = np.random.default_rng(3).random((2, 3)).astype(np.float32)
     node = helper.make_node("ReduceSum", ["x"], ["y"], noop_with_empty_axes=1)
-    np.testing.assert_array_equal(_run_onnx(node, 13, {"x": x}), x)
+    np.testing.assert_array_equal(run_onnx(node, 13, {"x": x})[0], x)
     node = helper.make_node("ReduceSum", ["x"], ["y"])
-    np.testing.assert_allclose(_run_onnx(node, 13, {"x": x}), x.sum(keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(run_onnx(node, 13, {"x": x})[0], x.sum(keepdims=True), rtol=1e-6)
     node = helper.make_node("ReduceSumSquare", ["x", "axes"], ["y"], keepdims=0)
-    got = _run_onnx(node, 18, {"x": x, "axes": np.array([-1], np.int64)})
+    got = run_onnx(node, 18, {"x": x, "axes": np.array([-1], np.int64)})[0]
     np.testing.assert_allclose(got, (x * x).sum(axis=-1), rtol=1e-6)
+
+
+def test_openvino_ir_round_trip(tmp_path):
+    """The ops serialize under OpenVINO's names and attributes: openvino reads the IR and agrees."""
+    ovo = pytest.importorskip("openvino")
+    p = Parameter(Type.f32, [2, 3, 4], name="x")
+    axes = _axes(1, -1)
+    outs = [cls(p, axes, keep_dims=keep) for cls in FLOAT_REDUCTIONS for keep in (False, True)]
+    outs += [Softmax(p, axis=-1), LogSoftmax(p, axis=1), Einsum([p, p], equation="bij,bkj->bik")]
+    ov.serialize(Model([Result(o) for o in outs], [p], "rt"), tmp_path / "m.xml")
+    x = np.random.default_rng(5).random((2, 3, 4)).astype(np.float32)
+    core = ov.Core()
+    ours = core.compile_model(core.read_model(tmp_path / "m.xml"), "CPU")({0: x}).to_tuple()
+    theirs = ovo.Core().compile_model(str(tmp_path / "m.xml"), "CPU")({0: x}).to_tuple()
+    for node, a, b in zip(outs, ours, theirs, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=node.type_name)

@@ -113,7 +113,7 @@ def test_lstm_sequence_vs_openvino(direction):
             _rand(nd, 4 * h, i), _rand(nd, 4 * h, h), _rand(nd, 4 * h)]
     ours = LSTMSequence(*_params(*args), hidden_size=h, direction=direction, clip=2.0).evaluate(args)
     theirs = _openvino_run(lambda o, p: o.lstm_sequence(*p, hidden_size=h, direction=direction, clip=2.0), args)
-    for a, t in zip(ours, theirs):
+    for a, t in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(a, t, rtol=1e-4, atol=1e-5)
 
 
@@ -126,7 +126,7 @@ def test_gru_sequence_vs_openvino(lbr):
                        linear_before_reset=lbr).evaluate(args)
     theirs = _openvino_run(lambda o, p: o.gru_sequence(*p, hidden_size=h, direction="bidirectional",
                                                        linear_before_reset=lbr), args)
-    for a, t in zip(ours, theirs):
+    for a, t in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(a, t, rtol=1e-4, atol=1e-5)
 
 
@@ -136,7 +136,7 @@ def test_rnn_sequence_vs_openvino():
     ours = RNNSequence(*_params(*args), hidden_size=h, direction="reverse", activations=["relu"]).evaluate(args)
     theirs = _openvino_run(lambda o, p: o.rnn_sequence(*p, hidden_size=h, direction="reverse",
                                                        activations=["relu"]), args)
-    for a, t in zip(ours, theirs):
+    for a, t in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(a, t, rtol=1e-4, atol=1e-5)
 
 
@@ -146,7 +146,7 @@ def test_cells_vs_openvino():
     args = [x, hh, c, _rand(4 * h, i), _rand(4 * h, h), _rand(4 * h)]
     ours = LSTMCell(*_params(*args), hidden_size=h).evaluate(args)
     theirs = _openvino_run(lambda o, p: o.lstm_cell(*p, hidden_size=h), args)
-    for a, t in zip(ours, theirs):
+    for a, t in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(a, t, rtol=1e-4, atol=1e-5)
     args = [x, hh, _rand(3 * h, i), _rand(3 * h, h), _rand(4 * h)]
     ours = GRUCell(*_params(*args), hidden_size=h, linear_before_reset=True).evaluate(args)
@@ -156,3 +156,63 @@ def test_cells_vs_openvino():
     ours = RNNCell(*_params(*args), hidden_size=h).evaluate(args)
     theirs = _openvino_run(lambda o, p: o.rnn_cell(*p, h, ["tanh"], [], []), args)
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-4, atol=1e-5)
+
+
+# --- CPU kernels against the reference -----------------------------------------------------------
+def _kernel_matches(node, args, rtol: float, atol: float, want: str) -> None:
+    from vinerun.plugins.cpu.kernels import select_kernel
+
+    kernel = select_kernel(node)
+    assert kernel.exec_type == want
+    for a, r in zip(kernel.fn(args), node.evaluate(args), strict=True):
+        assert a.dtype == r.dtype and a.shape == r.shape
+        np.testing.assert_allclose(a, r, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_lstm_sequence_kernel(dtype, direction):
+    b, s, i, h = 2, 5, 3, 4
+    nd = 2 if direction == "bidirectional" else 1
+    args = [a.astype(dtype) for a in (_rand(b, s, i), _rand(b, nd, h), _rand(b, nd, h))]
+    args += [np.full(b, s, np.int32)]
+    args += [a.astype(dtype) for a in (_rand(nd, 4 * h, i), _rand(nd, 4 * h, h), _rand(nd, 4 * h))]
+    node = LSTMSequence(*_params(*args), hidden_size=h, direction=direction)
+    _kernel_matches(node, args, 1e-5, 1e-6, "aten_lstm")
+    args[3] = np.array([5, 2], np.int32)  # partial lengths: falls back to the reference inside the kernel
+    _kernel_matches(node, args, 1e-5, 1e-6, "aten_lstm")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gru_rnn_sequence_kernels(dtype):
+    b, s, i, h = 2, 4, 3, 5
+    args = [a.astype(dtype) for a in (_rand(b, s, i), _rand(b, 2, h))] + [np.full(b, s, np.int64)]
+    args += [a.astype(dtype) for a in (_rand(2, 3 * h, i), _rand(2, 3 * h, h), _rand(2, 4 * h))]
+    node = GRUSequence(*_params(*args), hidden_size=h, direction="bidirectional", linear_before_reset=True)
+    _kernel_matches(node, args, 1e-5, 1e-6, "aten_gru")
+    args = [a.astype(dtype) for a in (_rand(b, s, i), _rand(b, 1, h))] + [np.full(b, s, np.int64)]
+    args += [a.astype(dtype) for a in (_rand(1, h, i), _rand(1, h, h), _rand(1, h))]
+    node = RNNSequence(*_params(*args), hidden_size=h, direction="reverse", activations=["relu"])
+    _kernel_matches(node, args, 1e-5, 1e-6, "aten_rnn")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", [0, 1])
+def test_onnx_recurrent_kernels(dtype, layout):
+    s, b, i, h = 4, 3, 2, 3
+    x = (_rand(s, b, i) if layout == 0 else _rand(b, s, i)).astype(dtype)
+    state = (_rand(2, b, h) if layout == 0 else _rand(b, 2, h)).astype(dtype)
+    for cls, g, extra, want in ((OnnxLSTM, 4, {}, "aten_lstm"), (OnnxGRU, 3, {"linear_before_reset": 1}, "aten_gru"),
+                                (OnnxRNN, 1, {}, "aten_rnn")):
+        W, R, B = (a.astype(dtype) for a in (_rand(2, g * h, i), _rand(2, g * h, h), _rand(2, 2 * g * h)))
+        args = [x, W, R, B, None, state] + ([state] if cls is OnnxLSTM else [])
+        params = _params(x, W, R, B) + [None] + _params(*args[5:])
+        node = cls(*params, hidden_size=h, direction="bidirectional", layout=layout, **extra)
+        _kernel_matches(node, args, 1e-5, 1e-6, want)
+
+
+def test_gru_without_linear_before_reset_uses_reference():
+    from vinerun.plugins.cpu.kernels import select_kernel
+
+    args = [_rand(2, 3, 2), _rand(2, 1, 3), np.full(2, 3, np.int32), _rand(1, 9, 2), _rand(1, 9, 3), _rand(1, 9)]
+    assert select_kernel(GRUSequence(*_params(*args), hidden_size=3)).exec_type == "ref"

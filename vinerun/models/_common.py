@@ -44,14 +44,18 @@ class OnnxGraph:
         self.nodes.append(helper.make_node(op_type, list(inputs), names, **attrs))
         return names[0] if outputs == 1 else names
 
-    def model(self, name: str, inputs: list[tuple[str, list[Any]]], outputs: list[tuple[str, str]]) -> onnx.ModelProto:
-        """``outputs`` maps graph output names to the values they expose (an Identity each)."""
-        for out_name, value in outputs:
-            self.nodes.append(helper.make_node("Identity", [value], [out_name]))
+    def model(self, name: str, inputs: list[tuple[str, list[Any]]],
+              outputs: list[tuple[str, str, list[Any]]]) -> onnx.ModelProto:
+        """``outputs``: (graph output name, the value it exposes, its shape); the producing node's output
+        is renamed to the graph output's name."""
+        renames = {value: out_name for out_name, value, _ in outputs}
+        for node in self.nodes:
+            node.output[:] = [renames.get(o, o) for o in node.output]
+            node.input[:] = [renames.get(i, i) for i in node.input]
         graph = helper.make_graph(
             self.nodes, name,
             [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-            [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n, _ in outputs],
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, _, s in outputs],
             self.inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)],
                                   producer_name="vinerun.models")

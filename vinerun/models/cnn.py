@@ -91,10 +91,9 @@ def cnn_onnx(batch: int = 1, image: int = 32, channels: int = 3, width: int = 16
     skip = conv(y, "b2_proj", relu=False)
     b2 = conv(conv(y, "b2_c1"), "b2_c2", relu=False)
     y = g.op("Relu", g.op("Add", b2, skip))
-    y = g.op("ReduceMean", y, g.const(np.array([2, 3], np.int64), "axes"), keepdims=0) if False else g.op(
-        "ReduceMean", y, axes=[2, 3], keepdims=0)
+    y = g.op("ReduceMean", y, axes=[2, 3], keepdims=0)
     y = g.op("Add", g.op("MatMul", y, g.const(w.fc_w, "fc_w")), g.const(w.fc_b, "fc_b"))
-    return g.model("cnn", [("image", [batch, channels, image, image])], [("logits", y)])
+    return g.model("cnn", [("image", [batch, channels, image, image])], [("logits", y, [batch, num_classes])])
 
 
 def cnn_inputs(batch: int = 1, image: int = 32, channels: int = 3, seed: int = 1) -> dict[str, np.ndarray]:

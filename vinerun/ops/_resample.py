@@ -1,8 +1,8 @@
 """Separable 1-D resampling used by Interpolate / Resize references.
 
-Every resized axis gets a dense weight matrix ``W[out, in]`` built from the coordinate transform
-and the interpolation kernel (nearest, linear, cubic, optionally anti-aliased); the N-D result is
-the product of the per-axis contractions. Points that fall outside the crop region in
+Every resized axis gets, per output index, a few input taps and their weights from the coordinate
+transform and the interpolation kernel (nearest, linear, cubic, optionally anti-aliased); the N-D
+result applies the axes one after another. Points that fall outside the crop region in
 ``tf_crop_and_resize`` mode are reported in a mask so they can take the extrapolation value.
 """
 
@@ -109,28 +109,30 @@ def _taps(cfg: ResampleConfig, x: np.ndarray, scale: float) -> tuple[np.ndarray,
     return base[:, None] + offsets[None, :], w
 
 
-def weight_matrix(cfg: ResampleConfig, in_len: int, out_len: int, scale: float,
-                  roi: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:
-    """``(W[out, in], outside[out])``: weights along one axis and which outputs extrapolate."""
+def axis_taps(cfg: ResampleConfig, in_len: int, out_len: int, scale: float,
+              roi: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(index[out, taps], weight[out, taps], outside[out])`` along one axis.
+
+    Indices are clamped into the input (edge padding); ``outside`` marks outputs that take the
+    extrapolation value (``tf_crop_and_resize`` only).
+    """
     x = source_coords(cfg, in_len, out_len, scale, roi)
     outside = np.zeros(out_len, bool)
     if cfg.coordinate_mode == "tf_crop_and_resize":
         outside = (x < 0) | (x > in_len - 1)
-    w_mat = np.zeros((out_len, in_len), np.float64)
-    rows = np.arange(out_len)
     if cfg.mode == "nearest":
         idx = np.clip(_nearest_index(x, cfg.nearest_mode, scale < 1), 0, in_len - 1).astype(np.int64)
-        w_mat[rows, idx] = 1.0
-        return w_mat, outside
+        return idx[:, None], np.ones((out_len, 1)), outside
     pos, w = _taps(cfg, x, scale)
     if cfg.exclude_outside:
         w = np.where((pos < 0) | (pos > in_len - 1), 0.0, w)
         total = w.sum(axis=1, keepdims=True)
         w = np.divide(w, total, out=np.zeros_like(w), where=total != 0)
-    idx = np.clip(pos, 0, in_len - 1).astype(np.int64)
-    for k in range(idx.shape[1]):
-        np.add.at(w_mat, (rows, idx[:, k]), w[:, k])
-    return w_mat, outside
+    return np.clip(pos, 0, in_len - 1).astype(np.int64), w, outside
+
+
+# coordinate transforms that map every index onto itself at scale 1
+_IDENTITY_AT_SCALE_1 = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric"}
 
 
 def resample(data: np.ndarray, cfg: ResampleConfig, out_shape: list[int], scales: list[float],
@@ -138,15 +140,20 @@ def resample(data: np.ndarray, cfg: ResampleConfig, out_shape: list[int], scales
     """Resample ``data`` to ``out_shape``; ``scales[i]`` is the scale the coordinate transform uses."""
     acc = data.astype(np.float64)
     mask = None
-    for axis, (in_len, out_len) in enumerate(zip(data.shape, out_shape)):
-        if in_len == out_len and scales[axis] == 1.0 and cfg.coordinate_mode != "tf_crop_and_resize":
+    for axis, (in_len, out_len) in enumerate(zip(data.shape, out_shape, strict=True)):
+        if in_len == out_len and scales[axis] == 1.0 and cfg.coordinate_mode in _IDENTITY_AT_SCALE_1:
             continue
         roi = rois[axis] if rois is not None else (0.0, 1.0)
-        w_mat, outside = weight_matrix(cfg, in_len, out_len, scales[axis], roi)
-        acc = np.moveaxis(np.tensordot(w_mat, np.moveaxis(acc, axis, 0), axes=(1, 0)), 0, axis)
+        idx, w, outside = axis_taps(cfg, in_len, out_len, scales[axis], roi)
+        shape = [1] * data.ndim
+        shape[axis] = out_len
+        total = 0.0
+        for k in range(idx.shape[1]):
+            wk = w[:, k].reshape(shape)
+            # a zero weight must not turn an inf or NaN it never reads into NaN
+            total = total + np.where(wk == 0, 0.0, wk * np.take(acc, idx[:, k], axis=axis))
+        acc = np.asarray(total)
         if outside.any():
-            shape = [1] * data.ndim
-            shape[axis] = out_len
             m = outside.reshape(shape)
             mask = m if mask is None else (mask | m)
     if mask is not None:

@@ -73,7 +73,7 @@ def split_gates(w: np.ndarray, order: str) -> dict[str, np.ndarray]:
     """Split the first axis of ``w`` into ``len(order)`` equal gates keyed by letter."""
     if w.shape[0] % len(order):
         raise ValidationError(f"gate axis of size {w.shape[0]} is not divisible by {len(order)} gates")
-    return dict(zip(order, np.split(w, len(order), axis=0)))
+    return dict(zip(order, np.split(w, len(order), axis=0), strict=True))
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:
@@ -157,7 +157,7 @@ def run_sequence(step: Callable[..., tuple[np.ndarray, ...]], x: np.ndarray, len
         if not active.any():
             continue
         new = step(x[:, t], *states)
-        states = tuple(np.where(active, n, s).astype(s.dtype, copy=False) for n, s in zip(new, states))
+        states = tuple(np.where(active, n, s).astype(s.dtype, copy=False) for n, s in zip(new, states, strict=True))
         y[:, t] = np.where(active, new[0], 0)
     return y, states
 

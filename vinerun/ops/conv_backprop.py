@@ -1,9 +1,10 @@
 """ConvolutionBackpropData and GroupConvolutionBackpropData (opset1): transposed convolutions.
 
 Data ``[N, C_in, *S]``; filters ``[C_in, C_out, *K]`` (grouped: ``[G, C_in / G, C_out / G, *K]``);
-optional input 2 ``output_shape`` holds the spatial output size, from which the pads are deduced.
-Without it, each output axis is ``s * (in - 1) + d * (k - 1) + 1 - pads_begin - pads_end + output_padding``
-(``same_*``: ``in * s``).
+optional input 2 ``output_shape`` holds the spatial output size, from which the pads are deduced
+(an odd total crops one more at the begin for ``same_upper``, at the end otherwise, as OpenVINO does).
+Without it, each output axis is ``s * (in - 1) + d * (k - 1) + 1 - pads_begin - pads_end + output_padding``,
+with no pads for ``same_*`` and ``valid``.
 """
 
 from __future__ import annotations
@@ -74,10 +75,8 @@ class BackpropBase(Node):
         for i, d in enumerate(dims[2:]):
             if d.is_dynamic() or kernel[i] is None:
                 out.append(Dimension())
-            elif mode in ("same_upper", "same_lower"):
-                out.append(d.get_length() * strides[i])
             else:
-                b, e = (0, 0) if mode == "valid" else (pb[i], pe[i])
+                b, e = (pb[i], pe[i]) if mode == "explicit" else (0, 0)
                 out.append(strides[i] * (d.get_length() - 1) + dilations[i] * (kernel[i] - 1) + 1 - b - e + op[i])
         return [(et, PartialShape(out))]
 
@@ -88,16 +87,15 @@ class BackpropBase(Node):
         strides, dilations, pb, pe, op = self.attrs_for(n)
         mode = check_auto_pad(self.auto_pad)
         eff = effective_kernel(kernel, dilations)
-        if out_shape is None and mode not in ("same_upper", "same_lower"):
+        if out_shape is None:
             return (strides, dilations, pb, pe, op) if mode == "explicit" else (strides, dilations, [0] * n,
                                                                                   [0] * n, op)
-        wanted = ([int(v) for v in out_shape.reshape(-1)] if out_shape is not None
-                  else [s * st for s, st in zip(sizes, strides, strict=False)])
+        wanted = [int(v) for v in out_shape.reshape(-1)]
         pb, pe = [], []
         for i in range(n):
             total = strides[i] * (sizes[i] - 1) + eff[i] + op[i] - wanted[i]
             small = total // 2
-            begin = total - small if mode == "same_lower" else small
+            begin = total - small if mode == "same_upper" else small
             pb.append(begin)
             pe.append(total - begin)
         return strides, dilations, pb, pe, op

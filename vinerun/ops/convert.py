@@ -125,7 +125,9 @@ def convert_array(x: np.ndarray, dst: np.dtype, saturate: bool = True, round_mod
                 if dst in _SMALL_INTS:  # ONNX wraps float -> int4/int2 as it does int -> int4
                     return _wrap(np.where(np.isfinite(whole), whole, 0).astype(np.int64), dst)
                 lo, hi = _int_range(dst)
-                return np.where(np.isnan(whole), 0, np.clip(whole, lo, hi)).astype(dst)
+                over, under = whole >= hi, whole <= lo  # (float(hi) may round above hi, so set it exactly)
+                inside = np.where(over | under | np.isnan(whole), 0, whole).astype(dst)
+                return np.where(over, np.array(hi, dst), np.where(under, np.array(lo, dst), inside))
             if dst in _SMALL_INTS:
                 return _wrap(x.astype(np.int64), dst)
             return x.astype(dst)

@@ -3,8 +3,9 @@
 Inputs: data ``[N, C_in, H, W]``, offsets ``[N, deformable_group * KH * KW * 2, OH, OW]`` (a ``(dy, dx)``
 pair per kernel position), filters ``[C_out, C_in / group, KH, KW]``, optional mask
 ``[N, deformable_group * KH * KW, OH, OW]`` multiplying each sample. Samples are bilinear; with
-``bilinear_interpolation_pad`` neighbours outside the input count as zeros, otherwise samples outside
-``[0, size - 1]`` are zero.
+``bilinear_interpolation_pad`` neighbours outside the input count as zeros (a sample within one pixel
+of the border still gets a share), otherwise a sample outside ``[0, size)`` is zero and neighbours
+past the last row/column repeat it (as OpenVINO's CPU plugin computes).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import PartialShape
-from vinerun.ops._spatial import accumulation_dtype, output_size
+from vinerun.ops._spatial import accumulation_dtype, output_size, windowed_shape
 from vinerun.ops.convolution import ConvolutionBase
 
 
@@ -30,12 +31,14 @@ def bilinear_sample(img: np.ndarray, py: np.ndarray, px: np.ndarray, pad: bool) 
     for dy, wy in ((0, 1 - ly), (1, ly)):
         for dx, wx in ((0, 1 - lx), (1, lx)):
             yy, xx = y0 + dy, x0 + dx
-            valid = (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
             vals = img[nidx, :, np.clip(yy, 0, h - 1), np.clip(xx, 0, w - 1)]  # [N, OH, OW, C]
-            weight = (wy * wx * valid).astype(img.dtype)
+            weight = wy * wx
+            if pad:
+                weight = weight * ((yy >= 0) & (yy < h) & (xx >= 0) & (xx < w))
+            weight = weight.astype(img.dtype)
             out += np.moveaxis(vals * weight[..., None], -1, 1)
     if not pad:
-        inside = (py >= 0) & (py <= h - 1) & (px >= 0) & (px <= w - 1)
+        inside = (py >= 0) & (py < h) & (px >= 0) & (px < w)
         out *= inside[:, None].astype(img.dtype)
     return out
 
@@ -64,8 +67,6 @@ class DeformableConvolution(ConvolutionBase):
             raise ValidationError(f"DeformableConvolution is 2-D: data {data} and filters {filt} must have rank 4")
         if self.group < 1 or self.deformable_group < 1:
             raise ValidationError("group and deformable_group must be positive")
-        from vinerun.ops._spatial import windowed_shape
-
         kernel = [d.get_length() if d.is_static() else None for d in list(filt)[2:]]
         if None in kernel:
             return [(et, PartialShape([data[0], filt[0], -1, -1]))]

@@ -18,8 +18,14 @@ from vinerun.ir.shape import Dimension, PartialShape
 from vinerun.ops._base import normalize_axis
 
 
+def _work_dtype(dtype: np.dtype) -> type:
+    """float32 data transforms in single precision (as ONNX computes it), the rest in double."""
+    return np.float32 if np.dtype(dtype) == np.float32 else np.float64
+
+
 def to_complex(x: np.ndarray) -> np.ndarray:
-    return x[..., 0].astype(np.float64) + 1j * x[..., 1].astype(np.float64)
+    t = _work_dtype(x.dtype)
+    return x[..., 0].astype(t) + np.complex64(1j) * x[..., 1].astype(t)
 
 
 def from_complex(z: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -67,7 +73,7 @@ class _FFTBase(Node):
             return [(et, PartialShape.dynamic(self._out_rank(len(signal))))]
         axes = self._axes(rank, raw_axes)
         sizes = self._sizes(raw_sizes if raw_sizes.size else None, len(axes))
-        for k, (a, s) in enumerate(zip(axes, sizes)):
+        for k, (a, s) in enumerate(zip(axes, sizes, strict=True)):
             signal[a] = self._out_len(signal[a], s, k == len(axes) - 1)
         return [(et, PartialShape(signal + self._out_tail()))]
 
@@ -88,7 +94,7 @@ class _FFTBase(Node):
 
 
 def _resolve(shape: tuple[int, ...], axes: list[int], sizes: list[int]) -> list[int]:
-    return [shape[a] if s == -1 else s for a, s in zip(axes, sizes)]
+    return [shape[a] if s == -1 else s for a, s in zip(axes, sizes, strict=True)]
 
 
 @register_op
@@ -127,7 +133,7 @@ class RDFT(_FFTBase):
         return Dimension(n.get_length() // 2 + 1) if n.is_static() else Dimension()
 
     def transform(self, x, axes, sizes):
-        z = np.fft.rfftn(x.astype(np.float64), s=_resolve(x.shape, axes, sizes), axes=axes)
+        z = np.fft.rfftn(x.astype(_work_dtype(x.dtype)), s=_resolve(x.shape, axes, sizes), axes=axes)
         return from_complex(z, x.dtype)
 
 
@@ -148,7 +154,7 @@ class IRDFT(_FFTBase):
         return []
 
     def transform(self, x, axes, sizes):
-        s = [x.shape[a] if v == -1 else v for a, v in zip(axes, sizes)]
+        s = [x.shape[a] if v == -1 else v for a, v in zip(axes, sizes, strict=True)]
         if sizes[-1] == -1:
             s[-1] = 2 * (x.shape[axes[-1]] - 1)
         return np.fft.irfftn(to_complex(x), s=s, axes=axes).astype(x.dtype)

@@ -89,6 +89,16 @@ class GatherV7(Gather):
 
 
 @register_op
+class GatherV1(Gather):
+    """Gather-1: no batch dims."""
+
+    type_name, version = "Gather", "opset1"
+
+
+del GatherV1._attr_specs["batch_dims"]
+
+
+@register_op
 class GatherElements(Node):
     """Pick one element per index along ``axis``: out[i][j] = data[indices[i][j]][j] for axis 0."""
 

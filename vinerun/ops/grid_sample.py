@@ -81,7 +81,7 @@ def grid_sample(data: np.ndarray, grid: np.ndarray, mode: str, padding_mode: str
     def fetch(idx: list[np.ndarray]) -> np.ndarray:
         valid = np.ones(idx[0].shape, bool)
         fixed = []
-        for axis, (i, size) in enumerate(zip(idx, spatial)):
+        for axis, (i, size) in enumerate(zip(idx, spatial, strict=True)):
             if padding_mode == "zeros":
                 valid &= (i >= 0) & (i <= size - 1)
             elif padding_mode == "reflection":
@@ -94,7 +94,7 @@ def grid_sample(data: np.ndarray, grid: np.ndarray, mode: str, padding_mode: str
         out = fetch([c.astype(np.int64) for c in coords])
     else:
         base = [np.floor(c) for c in coords]
-        frac = [c - b for c, b in zip(coords, base)]
+        frac = [c - b for c, b in zip(coords, base, strict=True)]
         if mode == "bilinear":
             offsets, weights = [0, 1], [[1 - f, f] for f in frac]
         elif mode == "bicubic":

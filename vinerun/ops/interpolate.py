@@ -65,7 +65,7 @@ class _ResampleOp(Node):
         if len(target) != len(axes):
             raise ValidationError(f"{len(target)} {self.shape_calculation_mode} given for {len(axes)} axes")
         out, scales = list(in_shape), [1.0] * len(in_shape)
-        for a, t in zip(axes, target):
+        for a, t in zip(axes, target, strict=True):
             if self.shape_calculation_mode == "sizes":
                 out[a] = int(t)
                 scales[a] = int(t) / in_shape[a] if in_shape[a] else 1.0
@@ -80,27 +80,30 @@ class _ResampleOp(Node):
             return [(et, PartialShape.dynamic())]
         rank = ps.rank.get_length()
         begin, end = self._pads(rank)
-        dims = [d + b + e if d.is_static() else Dimension() for d, b, e in zip(ps, begin, end)]
+        dims = [d + b + e if d.is_static() else Dimension() for d, b, e in zip(ps, begin, end, strict=True)]
         axes = self._axes(rank)
         target = self.const_input(self._target_index())
         if axes is None:
             return [(et, PartialShape.dynamic(rank))]
         if target is None:
             return [(et, PartialShape([Dimension() if i in axes else d for i, d in enumerate(dims)]))]
+        target = np.asarray(target).reshape(-1)
+        if len(target) != len(axes):
+            raise ValidationError(f"{len(target)} {self.shape_calculation_mode} given for {len(axes)} axes")
         if self.shape_calculation_mode == "sizes":
             out = list(dims)
-            for a, t in zip(axes, np.asarray(target).reshape(-1)):
+            for a, t in zip(axes, target, strict=True):
                 out[a] = Dimension(int(t))
             return [(et, PartialShape(out))]
         static = [d.get_length() if d.is_static() else 1 for d in dims]
         sizes, _ = self._plan(static, target, axes)
-        return [(et, PartialShape([Dimension(s) if d.is_static() else d for s, d in zip(sizes, dims)]))]
+        return [(et, PartialShape([Dimension(s) if d.is_static() else d for s, d in zip(sizes, dims, strict=True)]))]
 
     def evaluate(self, inputs: list) -> list:
         data = inputs[0]
         begin, end = self._pads(data.ndim)
         if any(begin) or any(end):
-            data = np.pad(data, list(zip(begin, end)))
+            data = np.pad(data, list(zip(begin, end, strict=True)))
         axes = self._axes(data.ndim, inputs)
         out_shape, scales = self._plan(list(data.shape), inputs[self._target_index()], axes)
         return [resample(data, self._config(), out_shape, scales)]
@@ -170,7 +173,7 @@ class Resize(_ResampleOp):
         out, scales = list(in_shape), [1.0] * len(in_shape)
         policy = self.keep_aspect_ratio_policy
         if self.shape_calculation_mode == "sizes" and policy != "stretch":
-            ratios = [int(t) / in_shape[a] for a, t in zip(axes, target)]
+            ratios = [int(t) / in_shape[a] for a, t in zip(axes, target, strict=True)]
             if policy not in ("not_larger", "not_smaller"):
                 raise ValidationError(f"unknown keep_aspect_ratio_policy '{policy}'")
             r = min(ratios) if policy == "not_larger" else max(ratios)
@@ -178,7 +181,7 @@ class Resize(_ResampleOp):
                 out[a] = int(np.floor(r * in_shape[a] + 0.5))
                 scales[a] = r
             return out, scales
-        for a, t in zip(axes, target):
+        for a, t in zip(axes, target, strict=True):
             if self.shape_calculation_mode == "sizes":
                 out[a] = int(t)
                 scales[a] = int(t) / in_shape[a] if in_shape[a] else 1.0

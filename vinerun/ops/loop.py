@@ -98,7 +98,7 @@ class _IteratingOp(Node):
                     axis = d.axis if d.axis >= 0 else d.axis + len(dims)
                     dims[axis] = Dimension(iters * d.part_size) if iters is not None else Dimension()
                     ps = PartialShape(dims)
-            elif d.body_value_index in merged_init:
+            elif d.body_value_index in merged_init and self.input_value(merged_init[d.body_value_index]) is not None:
                 init = self.input_value(merged_init[d.body_value_index])
                 if init.element_type != et:
                     et = Type.dynamic if init.element_type.is_static() and et.is_static() else et

@@ -129,7 +129,8 @@ class GroupNormalization(Node):
 class LRN(Node):
     """Local response normalization: ``x / (bias + alpha / size^len(axes) * sum(x^2 over the window))^beta``.
 
-    The window along each axis spans ``floor((size-1)/2)`` elements before and ``ceil((size-1)/2)`` after.
+    The window along each axis spans ``(size - 1) // 2`` elements on each side (so an even ``size``
+    sums ``size - 1`` elements, as OpenVINO does).
     """
 
     type_name, version, num_inputs = "LRN", "opset1", (2, 2)
@@ -150,14 +151,15 @@ class LRN(Node):
         x = inputs[0]
         axes = axes_value(self, 1, x.ndim, inputs[1]) or []
         sq = np.square(x.astype(np.float64))
-        before, after = (self.size - 1) // 2, self.size // 2
+        half = (self.size - 1) // 2
+        width = 2 * half + 1
         for ax in axes:
             widths = [(0, 0)] * x.ndim
-            widths[ax] = (before, after)
+            widths[ax] = (half, half)
             padded = np.pad(sq, widths)
             csum = np.concatenate([np.zeros_like(np.take(padded, [0], axis=ax)), np.cumsum(padded, axis=ax)], axis=ax)
             n = x.shape[ax]
-            sq = np.take(csum, np.arange(self.size, self.size + n), axis=ax) - np.take(csum, np.arange(n), axis=ax)
+            sq = np.take(csum, np.arange(width, width + n), axis=ax) - np.take(csum, np.arange(n), axis=ax)
         scale = self.bias + self.alpha / self.size ** len(axes) * sq
         return [(x / np.power(scale, self.beta)).astype(x.dtype)]
 

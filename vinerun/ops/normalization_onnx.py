@@ -18,7 +18,7 @@ from vinerun.ops.normalization import channel_view, float_input_types
 
 
 def stash_dtype(stash_type: int, x: np.ndarray) -> np.dtype:
-    """The computation dtype: the stash type, but never narrower than float32 for float32 statistics."""
+    """The computation dtype: the stash type, or float64 for float64 inputs."""
     t = Type.from_onnx(stash_type).to_dtype()
     return np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(t)
 

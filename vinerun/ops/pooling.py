@@ -90,7 +90,7 @@ def window_counts(sizes: list[int], kernel: list[int], strides: list[int], dilat
 
 
 def min_value(dtype: np.dtype) -> float:
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
 
 
 @register_op

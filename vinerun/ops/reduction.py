@@ -176,9 +176,8 @@ class ReduceL2(ArithmeticReduction):
     type_name, version = "ReduceL2", "opset4"
 
     def reduce(self, x, axes):
-        w = widen(x)
-        out = np.sqrt(np.sum(w.astype(np.float64) * w if w.dtype.kind in "iu" else w * w, axis=axes, keepdims=True))
-        return np.round(out) if x.dtype.kind in "iu" else out
+        w = x.astype(np.float64) if x.dtype.kind in "iub" else widen(x)
+        return np.sqrt(np.sum(w * w, axis=axes, keepdims=True))
 
 
 @register_op

@@ -83,6 +83,10 @@ def _squeeze_axes(node: Node, ps: PartialShape) -> list[int] | None:
             return None
         return [i for i, d in enumerate(ps) if d == 1]
     axes = sorted(set(normalize_axes(axes, r)))
+    if getattr(node, "allow_axis_skip", False):
+        if any(ps[a].is_dynamic() for a in axes):
+            return None
+        return [a for a in axes if ps[a] == 1]
     for a in axes:
         if ps[a].is_static() and ps[a] != 1:
             raise ValidationError(f"cannot squeeze axis {a}: its dimension is {ps[a]}, not 1")
@@ -113,10 +117,20 @@ class Squeeze(Node):
         if not axes:
             return [np.reshape(x, [d for d in x.shape if d != 1])]
         axes = normalize_axes(axes, x.ndim)
+        if getattr(self, "allow_axis_skip", False):
+            axes = [a for a in axes if x.shape[a] == 1]
         for a in axes:
             if x.shape[a] != 1:
                 raise ValidationError(f"cannot squeeze axis {a}: its dimension is {x.shape[a]}, not 1")
         return [np.reshape(x, [d for i, d in enumerate(x.shape) if i not in axes])]
+
+
+@register_op
+class SqueezeV15(Squeeze):
+    """Squeeze-15: with ``allow_axis_skip``, listed axes whose dimension is not 1 are left in place."""
+
+    type_name, version = "Squeeze", "opset15"
+    allow_axis_skip = Attr("bool", False)
 
 
 @register_op

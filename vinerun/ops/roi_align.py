@@ -31,13 +31,19 @@ def _sample_weights(coord: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarra
     return low, high, 1.0 - frac, frac, valid
 
 
+def _weighted(img: np.ndarray, yi: np.ndarray, xi: np.ndarray, wy: np.ndarray, wx: np.ndarray) -> np.ndarray:
+    """``img[C, H, W]`` at sample grids ``[ph, gh]`` x ``[pw, gw]``, weighted -> ``[C, ph, gh, pw, gw]``."""
+    v = img[:, yi[:, :, None, None], xi[None, None, :, :]]
+    return v * (wy[:, :, None, None] * wx[None, None, :, :])
+
+
 def roi_align(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, pooled_h: int, pooled_w: int,
               sampling_ratio: int, spatial_scale: float, mode: str, aligned_mode: str) -> np.ndarray:
     """The reference: ``[num_rois, C, pooled_h, pooled_w]``."""
     _, channels, height, width = data.shape
     out = np.zeros((rois.shape[0], channels, pooled_h, pooled_w), np.float64)
     offset = 0.5 if aligned_mode == "half_pixel" else 0.0
-    for r, (box, b) in enumerate(zip(rois.astype(np.float64), batch_indices)):
+    for r, (box, b) in enumerate(zip(rois.astype(np.float64), batch_indices, strict=True)):
         x1, y1, x2, y2 = box * spatial_scale - offset
         roi_w, roi_h = x2 - x1, y2 - y1
         if aligned_mode != "half_pixel":
@@ -52,13 +58,8 @@ def roi_align(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, poo
         yl, yh, wyl, wyh, vy = _sample_weights(ys, height)
         xl, xh, wxl, wxh, vx = _sample_weights(xs, width)
         img = data[int(b)].astype(np.float64)  # [C, H, W]
-
-        def term(yi: np.ndarray, xi: np.ndarray, wy: np.ndarray, wx: np.ndarray) -> np.ndarray:
-            # -> [C, ph, gh, pw, gw]
-            v = img[:, yi[:, :, None, None], xi[None, None, :, :]]
-            return v * (wy[:, :, None, None] * wx[None, None, :, :])
-
-        terms = [term(yl, xl, wyl, wxl), term(yl, xh, wyl, wxh), term(yh, xl, wyh, wxl), term(yh, xh, wyh, wxh)]
+        terms = [_weighted(img, yl, xl, wyl, wxl), _weighted(img, yl, xh, wyl, wxh),
+                 _weighted(img, yh, xl, wyh, wxl), _weighted(img, yh, xh, wyh, wxh)]
         valid = (vy[:, :, None, None] & vx[None, None, :, :])
         if mode == "avg":
             samples = np.where(valid, sum(terms), 0.0)
@@ -99,6 +100,8 @@ class ROIAlign(Node):
 
     def evaluate(self, inputs: list) -> list:
         data, rois, idx = inputs
+        if rois.ndim != 2 or rois.shape[1] != 4 or idx.shape != (rois.shape[0],):
+            raise ValidationError(f"rois {list(rois.shape)} and batch_indices {list(idx.shape)} do not match")
         if np.any((idx < 0) | (idx >= data.shape[0])):
             raise ValidationError(f"batch_indices {idx.tolist()} out of range for batch {data.shape[0]}")
         return [roi_align(data, rois, idx, self.pooled_h, self.pooled_w, self.sampling_ratio,

@@ -112,6 +112,17 @@ class ScatterElementsUpdate(Node):
 
 
 @register_op
+class ScatterElementsUpdateV3(ScatterElementsUpdate):
+    """ScatterElementsUpdate-3: no reduction."""
+
+    type_name, version = "ScatterElementsUpdate", "opset3"
+
+
+for _name in ("reduction", "use_init_val"):
+    del ScatterElementsUpdateV3._attr_specs[_name]
+
+
+@register_op
 class ScatterNDUpdate(Node):
     """Write slices of updates at the positions addressed by the last dim of the indices."""
 

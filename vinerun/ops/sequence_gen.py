@@ -49,6 +49,20 @@ class Range(Node):
 
 
 @register_op
+class RangeV1(Range):
+    """Range-1: the output takes the inputs' element type."""
+
+    type_name, version = "Range", "opset1"
+
+    @property
+    def output_type(self) -> Type:  # type: ignore[override]
+        return self.get_input_element_type(0)
+
+
+del RangeV1._attr_specs["output_type"]
+
+
+@register_op
 class Eye(Node):
     """A (batch of) num_rows x num_columns matrix with ones on diagonal ``diagonal_index``."""
 

@@ -78,6 +78,24 @@ class TopK(Node):
 
 
 @register_op
+class TopKV3(TopK):
+    """TopK-3 (and TopK-1, the same attributes): no ``stable`` attribute; ties still keep index order."""
+
+    type_name, version = "TopK", "opset3"
+
+
+@register_op
+class TopKV1(TopK):
+    """TopK-1."""
+
+    type_name, version = "TopK", "opset1"
+
+
+for _cls in (TopKV3, TopKV1):
+    del _cls._attr_specs["stable"]
+
+
+@register_op
 class NonZero(Node):
     """Indices of the non-zero elements: shape [rank, count], one column per element, row-major order."""
 

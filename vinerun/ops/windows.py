@@ -87,7 +87,8 @@ def mel_weight_matrix(num_mel_bins: int, dft_length: int, sample_rate: int, lowe
         raise ValidationError(f"invalid mel filter bank: {num_mel_bins} bins, dft_length {dft_length}, "
                               f"sample_rate {sample_rate}, edges {lower_hz}..{upper_hz} Hz")
     low, high = hz_to_mel(lower_hz), hz_to_mel(upper_hz)
-    mels = low + np.arange(num_mel_bins + 2) * (high - low) / (num_mel_bins + 1)
+    # num_mel_bins + 2 points spaced (high - low) / (num_mel_bins + 2) apart, as ONNX defines them
+    mels = low + np.arange(num_mel_bins + 2) * (high - low) / (num_mel_bins + 2)
     edges = np.floor((dft_length + 1) * mel_to_hz(mels) / sample_rate).astype(np.int64)
     out = np.zeros((dft_length // 2 + 1, num_mel_bins))
     for i in range(num_mel_bins):

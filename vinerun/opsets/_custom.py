@@ -9,7 +9,7 @@ import numpy as np
 
 from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Constant, Parameter, Result
-from vinerun.ir.node import Node, Output
+from vinerun.ir.node import Node
 from vinerun.ir.shape import PartialShape, as_partial_shape
 from vinerun.ir.tensor import Tensor
 from vinerun.ir.types import Type
@@ -88,4 +88,4 @@ CUSTOM = {"parameter": parameter, "constant": constant, "result": result, "read_
           "assign": assign}
 #: opset in which each custom builder first appears
 CUSTOM_SINCE = {"parameter": 1, "constant": 1, "result": 1, "read_value": 3, "assign": 3}
-__all__ = ["CUSTOM", "CUSTOM_SINCE", "Output"]
+__all__ = ["CUSTOM", "CUSTOM_SINCE"]

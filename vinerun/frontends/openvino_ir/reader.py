@@ -19,6 +19,7 @@ from vinerun.errors import ModelReadError, UnsupportedOpError, VinerunError
 from vinerun.frontends.openvino_ir import codec
 from vinerun.frontends.openvino_ir.rt_info import read_attributes, read_model_rt_info
 from vinerun.ir.core_ops import Constant, Parameter, Result
+from vinerun.ir.layout import Layout
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.ir.registry import get_op_class
@@ -133,6 +134,8 @@ class GraphReader:
                     raise
                 cls = UnsupportedOpError if isinstance(e, UnsupportedOpError) else ModelReadError
                 raise self.ctx.fail(layer, str(e), cls) from e
+            except (TypeError, ValueError, KeyError, IndexError) as e:  # an op rejecting what the IR says
+                raise self.ctx.fail(layer, f"cannot be built: {type(e).__name__}: {e}") from e
             self._annotate(layer, node)
             self.nodes[lid] = node
         return self._assemble()
@@ -247,6 +250,8 @@ class GraphReader:
             if names:
                 node.output(i).add_names(names)
             node.output(i).rt_info.update(read_attributes(port.find("rt_info")))
+        if isinstance(node, Parameter) and "layout" in node.output(0).rt_info:
+            node.set_layout(Layout(str(node.output(0).rt_info.pop("layout"))))
         if isinstance(node, Result) and layer.get("output_names"):
             node.output(0).add_names(codec.split_names(layer.get("output_names", "")))
 
@@ -258,9 +263,6 @@ class GraphReader:
         if self.ctx.version == "10":
             _legacy_names(params, results)
         return Model(results, params, self.name, sinks=sinks)
-
-    def node_of(self, layer_id: str) -> Node:
-        return self.nodes[layer_id]
 
 
 def _id_key(lid: str) -> tuple[int, str]:

@@ -28,6 +28,11 @@ from vinerun.ir.types import Type
 
 _F16_MAX = float(np.finfo(np.float16).max)
 
+#: Attributes an op leaves None to mean "the default", which OpenVINO needs spelled out in the IR.
+_IMPLIED: dict[str, Callable[[Node], Any]] = {
+    "activations": lambda node: list(getattr(node, "default_activations", ())) or None,  # RNN/GRU/LSTM
+}
+
 #: Layers written with bodies and port maps instead of ``<data>``: type name -> fn(writer, node, layer).
 LayerWriterHook = Callable[["GraphWriter", Node, ET.Element], None]
 WRITE_HOOKS: dict[str, LayerWriterHook] = {}
@@ -142,6 +147,8 @@ class GraphWriter:
             if spec.kind in ("model", "models", "tensor"):
                 continue
             value = getattr(node, name)
+            if value is None and name in _IMPLIED:
+                value = _IMPLIED[name](node)
             if value is None:
                 continue
             attrs[spec.ir_name or name] = codec.attr_text(spec.kind, value)
@@ -172,7 +179,10 @@ class GraphWriter:
                 attrs["names"] = codec.join_names(names)
             port = ET.SubElement(elem, "port", attrs)
             _dims(port, out.partial_shape)
-            write_attributes(port, out.rt_info)
+            rt_info = out.rt_info
+            if isinstance(node, Parameter) and not node.get_layout().empty():
+                rt_info = {**rt_info, "layout": node.get_layout().to_string()}
+            write_attributes(port, rt_info)
 
     def _write_compressed_constant(self, node: Node, layers: ET.Element, edges: list) -> None:
         """f32 Constant -> Const(f16) + Convert(f32, rt_info decompression), keeping names on the Convert."""

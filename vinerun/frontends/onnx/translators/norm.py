@@ -19,7 +19,6 @@ from vinerun.ops.arithmetic import Add, Divide, Maximum, Multiply
 from vinerun.ops.normalization import LRN, MVN, BatchNormInference, GroupNormalization, NormalizeL2
 from vinerun.ops.normalization_onnx import BatchNormalization, LayerNormalization, RMSNormalization
 
-
 _TINY = 1e-15  # a norm floor far below any float32 norm of interest; its square is still a normal f32
 
 
@@ -87,6 +86,8 @@ def rms_norm(ctx):
 
 @onnx_op("LRN")
 def lrn(ctx):
+    if ctx.attr("size") % 2 == 0:
+        raise ctx.unsupported("an even size: ONNX sums an asymmetric window, OpenVINO's LRN a symmetric one")
     return LRN(ctx.input(0), axes_const([1]), alpha=ctx.attr("alpha", 1e-4), beta=ctx.attr("beta", 0.75),
                bias=ctx.attr("bias", 1.0), size=ctx.attr("size")).output(0)
 

@@ -3,6 +3,8 @@
 ONNX names the axes in an attribute before opset 13 (ReduceSum) or 18 (the others), in an optional
 input since. Absent axes mean "all axes" unless ``noop_with_empty_axes`` is set; OpenVINO's
 reductions read an empty axes tensor as "no axes", so the translator spells all axes out.
+Limitation: axes computed at run time whose length is not known statically are passed through, so
+if they turn out empty the node reduces nothing (ONNX would reduce everything unless noop is set).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from vinerun.ir.node import Output
 from vinerun.ir.types import Type
 from vinerun.ops.broadcast import Broadcast, Tile
 from vinerun.ops.concat_split import Concat
+from vinerun.ops.dropout import Dropout as DropoutOp
 from vinerun.ops.gather import Gather
 from vinerun.ops.reduction import ReduceProd
 from vinerun.ops.reshape import Reshape, Squeeze, Unsqueeze
@@ -140,19 +141,16 @@ def eye_like(ctx):
 
 @onnx_op("Dropout")
 def dropout(ctx):
-    """Inference Dropout: the identity, and an all-true mask when asked for."""
+    """Identity (and an all-true mask) unless training_mode may be true; then the Dropout op decides."""
     x = ctx.input(0)
-    training = ctx.const_value(2) if ctx.opset >= 12 else None
-    ratio = ctx.const_value(1) if ctx.opset >= 12 else np.asarray(ctx.attr("ratio", 0.5))
     if ctx.opset >= 12 and ctx.has_input(2):
-        if training is None:
-            raise ctx.unsupported("training_mode must be a constant")
-        if bool(np.asarray(training).reshape(-1)[0]) and (ratio is None or float(np.asarray(ratio)) != 0.0):
-            raise ctx.unsupported("training-mode Dropout is random; vinerun runs inference only")
+        training = ctx.const_value(2)
+        if training is None or bool(np.asarray(training).reshape(-1)[0]):
+            ratio = ctx.input(1) if ctx.has_input(1) else Constant(np.asarray(0.5, np.float32)).output(0)
+            return DropoutOp(x, ratio, ctx.input(2), seed=ctx.attr("seed", None)).outputs()
     outs = [x]
     if ctx.output_used(1):
         mask_type = Type.boolean if ctx.opset >= 10 else x.element_type
         one = np.ones((), mask_type.to_dtype())
         outs.append(fold1(Broadcast(Constant(one), shape_of(x), mode="numpy")))
     return outs
-

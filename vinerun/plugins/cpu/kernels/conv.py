@@ -6,7 +6,6 @@ Symmetric pads go to the ATen op; asymmetric (or negative) ones are applied with
 
 from __future__ import annotations
 
-import torch
 import torch.nn.functional as F
 
 from vinerun.ir.node import Node

@@ -25,14 +25,17 @@ def aten_padding(pb: list[int], pe: list[int], kernel: list[int], dilations: lis
     return pb
 
 
-def plane_offsets(x: torch.Tensor, axis: int) -> torch.Tensor | int:
-    """What to add to ATen's per-(N, C)-plane indices to make them flat from ``axis`` on."""
-    n, c = x.shape[:2]
-    plane = x[0, 0].numel()
+def plane_offsets(shape: list[int], axis: int) -> torch.Tensor | int:
+    """What to add to ATen's per-(N, C)-plane indices to make them flat over ``shape[axis:]``."""
+    n, c = shape[:2]
+    plane = 1
+    for s in shape[2:]:
+        plane *= s
+    ones = [1] * (len(shape) - 2)
     if axis == 0:
-        return (torch.arange(n * c).reshape(n, c) * plane).reshape(n, c, *[1] * (x.dim() - 2))
+        return (torch.arange(n * c) * plane).reshape(n, c, *ones)
     if axis == 1:
-        return (torch.arange(c) * plane).reshape(1, c, *[1] * (x.dim() - 2))
+        return (torch.arange(c) * plane).reshape(1, c, *ones)
     return 0
 
 
@@ -62,7 +65,8 @@ def max_pool(node: Node) -> Kernel | None:
 
     def run(inputs: list) -> list:
         x = to_torch(inputs[0])
-        sizes = list(x.shape[2:])
+        shape = list(x.shape)
+        sizes = shape[2:]
         kernel, strides, dilations, pb, pe, _ = node.resolved(sizes)
         padding = aten_padding(pb, pe, kernel, dilations)
         padded = None
@@ -78,7 +82,7 @@ def max_pool(node: Node) -> Kernel | None:
         if padded is not None:
             idx = unpad_indices(idx, padded, pb, sizes)
         if axis < 2:
-            idx = idx + plane_offsets(x, axis)
+            idx = idx + plane_offsets(shape, axis)
         return [to_numpy(y), idx.to(index_dtype).numpy()]
 
     return Kernel(run, f"aten_max_pool{n}d")

@@ -93,6 +93,7 @@ def recurrent(node: Node) -> Kernel | None:
     a = node.get_attributes()
     hidden, nd = a["hidden_size"], len(eng.directions(a["direction"]))
     bidir = nd == 2
+    reverse_only = eng.directions(a["direction"]) == [True]
     relu = bool(a.get("activations")) and a["activations"][0].lower() == "relu"
     aten = _aten(family, relu)
     n_states = 2 if family == "LSTM" else 1
@@ -122,8 +123,10 @@ def recurrent(node: Node) -> Kernel | None:
         states = [_initial(inputs[ih + k], onnx, a.get("layout", 0), (nd, batch, hidden), params[0].dtype)
                   for k in range(n_states)]
         hx = tuple(states) if family == "LSTM" else states[0]
-        out = aten(to_torch(x), hx, params, True, 1, 0.0, False, bidir, batch_first)
-        y, finals = out[0], out[1:]
+        time_axis = 1 if batch_first else 0
+        xt = to_torch(x).flip(time_axis) if reverse_only else to_torch(x)
+        out = aten(xt, hx, params, True, 1, 0.0, False, bidir, batch_first)
+        y, finals = (out[0].flip(time_axis) if reverse_only else out[0]), out[1:]
         return _outputs(y, finals, onnx, a.get("layout", 0), nd, hidden)
 
     return Kernel(run, f"aten_{family.lower()}")

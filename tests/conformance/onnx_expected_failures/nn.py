@@ -1,0 +1,3 @@
+"""Known failures in convolution, pooling and normalization (none at the moment)."""
+
+EXPECTED_FAILURES: list[tuple[str, str]] = []

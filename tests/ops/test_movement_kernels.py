@@ -1,0 +1,94 @@
+"""CPU ATen kernels for data movement against the ops' NumPy references, per dtype, on random inputs."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from vinerun.ir.core_ops import Constant, Parameter
+from vinerun.ir.types import Type
+from vinerun.ops.concat_split import Concat
+from vinerun.ops.cumulative import CumSum
+from vinerun.ops.gather import Gather
+from vinerun.ops.pad import Pad
+from vinerun.ops.topk_unique import TopK
+from vinerun.ops.transpose import Transpose
+from vinerun.plugins.cpu.kernels import select_kernel
+
+RNG = np.random.default_rng(7)
+ALL = [np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.uint8, np.int32, np.int64, np.bool_]
+
+
+def rand(shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return RNG.random(shape) > 0.5
+    if dtype.kind in "iu":
+        return RNG.integers(0, 50, shape).astype(dtype)
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def check(node, inputs, exec_prefix="aten"):
+    kernel = select_kernel(node)
+    assert kernel.exec_type.startswith(exec_prefix), kernel.exec_type
+    got, want = kernel.fn(inputs), node.evaluate(inputs)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g.astype(np.float64) if g.dtype.kind == "V" else g,
+                                      w.astype(np.float64) if w.dtype.kind == "V" else w)
+
+
+def i64(v):
+    return Constant(np.asarray(v, np.int64))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_gather(dtype):
+    x = rand((4, 5, 3), dtype)
+    idx = RNG.integers(-5, 5, (2, 3))
+    node = Gather(Parameter(Type(np.dtype(dtype)), [4, 5, 3]), Parameter(Type.i64, [2, 3]), i64(1))
+    check(node, [x, idx, np.array(1)])
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_concat_transpose(dtype):
+    a, b = rand((2, 3, 4), dtype), rand((2, 1, 4), dtype)
+    et = Type(np.dtype(dtype))
+    check(Concat([Parameter(et, [2, 3, 4]), Parameter(et, [2, 1, 4])], axis=-2), [a, b])
+    check(Transpose(Parameter(et, [2, 3, 4]), i64([1, 2, 0])), [a, np.array([1, 2, 0])])
+    check(Transpose(Parameter(et, [2, 3, 4]), i64([0, 1, 2])), [a, np.array([0, 1, 2])])
+
+
+@pytest.mark.parametrize("dtype", [d for d in ALL if d is not np.bool_])
+def test_constant_pad(dtype):
+    x = rand((3, 4), dtype)
+    node = Pad(Parameter(Type(np.dtype(dtype)), [3, 4]), i64([1, -1]), i64([2, 3]),
+               Constant(np.asarray(5, np.dtype(dtype))), pad_mode="constant")
+    check(node, [x, np.array([1, -1]), np.array([2, 3]), np.asarray(5, np.dtype(dtype))])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("mode", ["max", "min"])
+def test_topk_with_ties(dtype, mode):
+    x = RNG.integers(0, 4, (3, 9)).astype(dtype)  # many ties
+    node = TopK(Parameter(Type(np.dtype(dtype)), [3, 9]), i64(4), axis=1, mode=mode, index_element_type=Type.i64)
+    check(node, [x, np.array(4)])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumsum(dtype, exclusive, reverse):
+    x = rand((3, 5), dtype)
+    node = CumSum(Parameter(Type(np.dtype(dtype)), [3, 5]), i64(-1), exclusive=exclusive, reverse=reverse)
+    check(node, [x, np.array(-1)])
+
+
+def test_cumsum_f32_close():
+    x = rand((3, 50), np.float32)
+    node = CumSum(Parameter(Type.f32, [3, 50]), i64(1))
+    got, want = select_kernel(node).fn([x, np.array(1)])[0], node.evaluate([x, np.array(1)])[0]
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
