@@ -191,3 +191,24 @@ def test_linear_attention_linear_rule_is_causal_sum():
     scores = np.tril(q[0] @ k[0].T)
     np.testing.assert_allclose(out[0], scores @ v[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(state[0, 0], k[0].T @ v[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16, np.float64])
+def test_gated_kernels(dtype):
+    a, b = _rand(3, 8, dtype=dtype), _rand(3, 8, dtype=dtype)
+    node = SwiGLU(*_params(a, b), alpha=1.5)
+    kernel = select_kernel(node)
+    assert kernel.exec_type == "aten_swiglu"
+    got, want = kernel.fn([a, b])[0], node.evaluate([a, b])[0]
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-5, atol=1e-6)
+    x, w, bias, past = _rand(2, 4, 5, dtype=dtype), _rand(4, 1, 3, dtype=dtype), _rand(4, dtype=dtype), \
+        _rand(2, 4, 2, dtype=dtype)
+    for args in ([x, w], [x, w, bias, past], [x, w, None, past]):
+        node = CausalConvWithState(*_params(*args), activation="silu")
+        kernel = select_kernel(node)
+        assert kernel.exec_type == "aten_conv1d"
+        for got, want in zip(kernel.fn(args), node.evaluate(args), strict=True):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            tol = 1e-2 if dtype in (np.float16, BF16) else 1e-5
+            np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=tol, atol=tol)

@@ -275,3 +275,11 @@ def test_fft_kernels_match_reference(dtype, cls, shape, axes, sizes):
     got, want = kernel.fn(ins)[0], node.evaluate(ins)[0]
     assert got.dtype == want.dtype == dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_interpolate_rejects_unknown_attributes():
+    with pytest.raises(ValidationError, match="coordinate_transformation_mode"):
+        Interpolate(param([1, 1, 4, 4]), const([2, 2], np.int64), const([2, 3], np.int64), mode="nearest",
+                    coordinate_transformation_mode="diagonal")
+    with pytest.raises(ValidationError, match="mode"):
+        Interpolate(param([1, 1, 4, 4]), const([2, 2], np.int64), const([2, 3], np.int64), mode="area")

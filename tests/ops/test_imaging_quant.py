@@ -86,3 +86,15 @@ def test_mel_weight_matrix_shape_and_peaks():
     assert m.dtype == np.float32
     assert np.all(m.max(axis=0) == 1.0)  # every filter peaks at 1 on its centre bin
     assert np.all(m >= 0)
+
+
+def test_fake_quantize_hand_checked():
+    from vinerun.ops.fake_quantize import FakeQuantize
+
+    node = FakeQuantize(param([5]), param([]), param([]), param([]), param([]), levels=5)
+    assert node.get_output_partial_shape(0) == PartialShape([5])
+    x = np.array([-1.0, 0.1, 0.2, 0.9, 2.0], np.float32)
+    lims = [np.array(v, np.float32) for v in (0.0, 1.0, 0.0, 4.0)]
+    y = node.evaluate([x, *lims])[0]
+    np.testing.assert_allclose(y, [0, 0, 1, 4, 4])  # steps of 0.25 mapped onto 0..4
+    assert y.dtype == np.float32

@@ -210,6 +210,14 @@ def test_unary_kernels(op, bounds, dtype):
     _check_kernel(op(_param([3, 17], Type(dtype))), [x], dtype)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64], ids=lambda d: np.dtype(d).name)
+def test_integer_unary_kernels(dtype):
+    x = _random(dtype, (5, 7))
+    x.reshape(-1)[0] = np.iinfo(dtype).min  # Abs / Negative wrap there
+    for op in (act.Relu, um.Abs, um.Negative, um.Sign):
+        _check_kernel(op(_param([5, 7], Type(dtype))), [x], dtype)
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 def test_parametrized_activation_kernels(dtype):
     et = Type(dtype)

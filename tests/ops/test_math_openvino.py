@@ -40,7 +40,7 @@ def _outputs(x: Parameter, i: Parameter) -> dict:
         "softplus": act.SoftPlus(x), "softsign": act.SoftSign(x), "gelu": act.Gelu(x),
         "gelu_tanh": act.Gelu(x, approximation_mode="TANH"), "mish": act.Mish(x), "swish": act.Swish(x, _f(1.3)),
         "clamp": act.Clamp(x, min=-0.5, max=0.7), "div_trunc": ar.Divide(i, _i(3), m_pythondiv=False),
-        "div_floor": ar.Divide(i, _i(3)), "floor_mod": ar.FloorMod(i, _i(3)), "mod": ar.Mod(i, _i(3)),
+        "floor_mod": ar.FloorMod(i, _i(3)), "mod": ar.Mod(i, _i(3)),
         "pow": ar.Power(x, _f(2.0)), "less": negative, "not_equal": cmp.NotEqual(x, _f(0.0)),
         "and": lg.LogicalAnd(negative, cmp.Greater(x, _f(-0.5))), "not": lg.LogicalNot(negative),
         "select": lg.Select(negative, x, _f(9.0)), "bitwise_and": bw.BitwiseAnd(i, _i(6)),
@@ -50,6 +50,8 @@ def _outputs(x: Parameter, i: Parameter) -> dict:
     }
 
 
+# Divide with m_pythondiv=true (floor) is left out: openvino's own reference floors, as vinerun does,
+# but its CPU plugin truncates integer division at run time.
 def test_ir_round_trip_matches_openvino(tmp_path):
     x, i = Parameter(Type.f32, [2, 8], name="x"), Parameter(Type.i32, [2, 8], name="i")
     outs = _outputs(x, i)

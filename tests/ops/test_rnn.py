@@ -14,8 +14,8 @@ from vinerun.ops.rnn_onnx import OnnxGRU, OnnxLSTM, OnnxRNN
 rng = np.random.default_rng(0)
 
 
-def _params(*arrays: np.ndarray) -> list[Parameter]:
-    return [Parameter(Type(a.dtype), list(a.shape)) for a in arrays]
+def _params(*arrays: np.ndarray | None) -> list[Parameter | None]:
+    return [None if a is None else Parameter(Type(a.dtype), list(a.shape)) for a in arrays]
 
 
 def _rand(*shape: int) -> np.ndarray:
@@ -205,14 +205,95 @@ def test_onnx_recurrent_kernels(dtype, layout):
     for cls, g, extra, want in ((OnnxLSTM, 4, {}, "aten_lstm"), (OnnxGRU, 3, {"linear_before_reset": 1}, "aten_gru"),
                                 (OnnxRNN, 1, {}, "aten_rnn")):
         W, R, B = (a.astype(dtype) for a in (_rand(2, g * h, i), _rand(2, g * h, h), _rand(2, 2 * g * h)))
-        args = [x, W, R, B, None, state] + ([state] if cls is OnnxLSTM else [])
-        params = _params(x, W, R, B) + [None] + _params(*args[5:])
-        node = cls(*params, hidden_size=h, direction="bidirectional", layout=layout, **extra)
+        lens = np.array([4, 2, 1], np.int32)
+        args = [x, W, R, B, lens, state] + ([state] if cls is OnnxLSTM else [])
+        node = cls(*_params(*args), hidden_size=h, direction="bidirectional", layout=layout, **extra)
+        _kernel_matches(node, args, 1e-5, 1e-6, want)
+        args[4] = None
+        node = cls(*_params(*args), hidden_size=h, direction="bidirectional", layout=layout, **extra)
         _kernel_matches(node, args, 1e-5, 1e-6, want)
 
 
-def test_gru_without_linear_before_reset_uses_reference():
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_gru_reset_before_kernel(dtype, direction):
+    nd = 2 if direction == "bidirectional" else 1
+    args = [a.astype(dtype) for a in (_rand(2, 4, 3), _rand(2, nd, 5))] + [np.full(2, 4, np.int32)]
+    args += [a.astype(dtype) for a in (_rand(nd, 15, 3), _rand(nd, 15, 5), _rand(nd, 15))]
+    node = GRUSequence(*_params(*args), hidden_size=5, direction=direction)
+    _kernel_matches(node, args, 1e-5, 1e-6, "aten_gru_loop")
+    args[2] = np.array([3, 0], np.int32)  # a short entry and an empty one
+    _kernel_matches(node, args, 1e-5, 1e-6, "aten_gru_loop")
+
+
+def test_clipped_lstm_uses_reference():
     from vinerun.plugins.cpu.kernels import select_kernel
 
-    args = [_rand(2, 3, 2), _rand(2, 1, 3), np.full(2, 3, np.int32), _rand(1, 9, 2), _rand(1, 9, 3), _rand(1, 9)]
-    assert select_kernel(GRUSequence(*_params(*args), hidden_size=3)).exec_type == "ref"
+    args = [_rand(2, 3, 2), _rand(2, 1, 3), _rand(2, 1, 3), np.full(2, 3, np.int32), _rand(1, 12, 2),
+            _rand(1, 12, 3), _rand(1, 12)]
+    assert select_kernel(LSTMSequence(*_params(*args), hidden_size=3, clip=1.0)).exec_type == "ref"
+
+
+# --- ONNX translation onto the opset5 sequences, and IR interop --------------------------------
+def _onnx_recurrent_model(op: str, gates: int, const_weights: bool, **attrs):
+    from onnx import TensorProto, helper, numpy_helper
+
+    s, b, i, h = 4, 2, 3, 5
+    nd = 2 if attrs.get("direction") == "bidirectional" else 1
+    weights = {"W": _rand(nd, gates * h, i), "R": _rand(nd, gates * h, h), "B": _rand(nd, 2 * gates * h)}
+    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [s, b, i])]
+    inits = []
+    for name, arr in weights.items():
+        if const_weights:
+            inits.append(numpy_helper.from_array(arr, name))
+        else:
+            inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(arr.shape)))
+    outs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
+    node = helper.make_node(op, ["X", "W", "R", "B"], outs, hidden_size=h, **attrs)
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                                                    for o in outs], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    feed = {"X": _rand(s, b, i)} | ({} if const_weights else weights)
+    return model, feed
+
+
+@pytest.mark.parametrize("op,gates,attrs", [
+    ("LSTM", 4, {"direction": "bidirectional"}),
+    ("GRU", 3, {"direction": "reverse", "linear_before_reset": 1}),
+    ("GRU", 3, {}),
+    ("RNN", 1, {"activations": ["Relu"]}),
+])
+@pytest.mark.parametrize("const_weights", [True, False])
+def test_onnx_translation_to_sequence_ops(op, gates, attrs, const_weights, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    import vinerun as ov
+
+    model, feed = _onnx_recurrent_model(op, gates, const_weights, **attrs)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feed)
+    vmodel = ov.Core().read_model(model.SerializeToString())
+    assert f"{op}Sequence" in {n.type_name for n in vmodel.get_ordered_ops()}
+    got = ov.Core().compile_model(vmodel, "CPU")(list(feed.values()))
+    for k, w in enumerate(want):
+        np.testing.assert_allclose(got[k], w, rtol=1e-4, atol=1e-5)
+    if const_weights:  # the IR vinerun writes runs in openvino
+        openvino = pytest.importorskip("openvino")
+        ov.serialize(vmodel, tmp_path / "m.xml")
+        core = openvino.Core()
+        res = core.compile_model(core.read_model(tmp_path / "m.xml"), "CPU",
+                                 {"INFERENCE_PRECISION_HINT": "f32"})([feed["X"]])
+        for k, w in enumerate(want):
+            np.testing.assert_allclose(res[k], w, rtol=1e-4, atol=1e-5)
+
+
+def test_onnx_lstm_with_peepholes_keeps_onnx_semantics():
+    from onnx import TensorProto, helper
+
+    import vinerun as ov
+
+    inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("X", "W", "R", "B", "", "", "", "P")
+              if n]
+    node = helper.make_node("LSTM", ["X", "W", "R", "B", "", "", "", "P"], ["Y"], hidden_size=2)
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    types = {n.type_name for n in ov.Core().read_model(model.SerializeToString()).get_ordered_ops()}
+    assert "LSTM" in types and "LSTMSequence" not in types

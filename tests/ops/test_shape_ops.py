@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx import TensorProto, helper
 
+import vinerun as ov
 from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Constant, Parameter
 from vinerun.ir.shape import PartialShape
@@ -250,10 +252,6 @@ def test_col2im_sums_overlaps():
 
 # --- ONNX translation with dynamic shapes ----------------------------------------------------------------
 def _run_model(nodes, inputs, outputs, feeds, opset=18):
-    from onnx import helper
-
-    import vinerun as ov
-
     graph = helper.make_graph(nodes, "g", inputs, outputs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     core = ov.Core()
@@ -261,9 +259,15 @@ def _run_model(nodes, inputs, outputs, feeds, opset=18):
     return compiled, compiled.create_infer_request().infer(feeds).to_tuple()
 
 
-def test_onnx_dynamic_batch_shape_chain_and_flatten():
-    from onnx import TensorProto, helper
+def run_onnx(node, opset: int, feeds: dict[str, np.ndarray]) -> tuple:
+    """All outputs of one ONNX node on ``feeds``."""
+    inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+              for k, v in feeds.items()]
+    outputs = [helper.make_tensor_value_info(name, TensorProto.UNDEFINED, None) for name in node.output]
+    return _run_model([node], inputs, outputs, list(feeds.values()), opset)[1]
 
+
+def test_onnx_dynamic_batch_shape_chain_and_flatten():
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 4])
     nodes = [
         helper.make_node("Shape", ["x"], ["s"]),
@@ -283,8 +287,6 @@ def test_onnx_dynamic_batch_shape_chain_and_flatten():
 
 
 def test_onnx_pad_with_runtime_pads_axes_and_wrap():
-    from onnx import TensorProto, helper
-
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
     pads = helper.make_tensor_value_info("pads", TensorProto.INT64, [2])
     axes = helper.make_tensor_value_info("axes", TensorProto.INT64, [1])
@@ -295,3 +297,44 @@ def test_onnx_pad_with_runtime_pads_axes_and_wrap():
     _, (y, z) = _run_model(nodes, [x, pads, axes], outs, [data, np.array([2, -1]), np.array([-1])], opset=19)
     np.testing.assert_array_equal(y, np.pad(data, [(0, 0), (2, 0)], mode="wrap")[:, :-1])
     np.testing.assert_array_equal(z, np.pad(data, [(0, 0), (2, 0)], mode="edge")[:, :-1])
+
+
+# --- attribute forms of older opsets ---------------------------------------------------------------------
+def test_onnx_attribute_forms_of_older_opsets():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (y,) = run_onnx(helper.make_node("Slice", ["x"], ["y"], starts=[1, -1], ends=[3, -5], axes=[1, 2]), 9, {"x": x})
+    np.testing.assert_array_equal(y, x[:, 1:3, -1:-5])
+    (y,) = run_onnx(helper.make_node("Slice", ["x"], ["y"], starts=[0], ends=[1]), 9, {"x": x})
+    np.testing.assert_array_equal(y, x[0:1])
+    (y,) = run_onnx(helper.make_node("Pad", ["x"], ["y"], pads=[0, 1, 0, 0, 0, 2], value=7.0), 9, {"x": x})
+    np.testing.assert_array_equal(y, np.pad(x, [(0, 0), (1, 0), (0, 2)], constant_values=7))
+    (y,) = run_onnx(helper.make_node("Unsqueeze", ["x"], ["y"], axes=[0, 4]), 11, {"x": x})
+    assert y.shape == (1, 2, 3, 4, 1)
+    (y,) = run_onnx(helper.make_node("Squeeze", ["x"], ["y"], axes=[0]), 11, {"x": x[:1]})
+    assert y.shape == (3, 4)
+    a, b = run_onnx(helper.make_node("Split", ["x"], ["a", "b"], axis=2, split=[1, 3]), 11, {"x": x})
+    np.testing.assert_array_equal(b, x[..., 1:])
+    values, indices = run_onnx(helper.make_node("TopK", ["x"], ["v", "i"], k=2), 9, {"x": x})
+    np.testing.assert_array_equal(indices, np.broadcast_to([3, 2], (2, 3, 2)))
+    assert indices.dtype == np.int64
+
+
+def test_onnx_split_num_outputs_uneven_and_compress():
+    x = np.arange(7, dtype=np.int32)
+    parts = run_onnx(helper.make_node("Split", ["x"], ["a", "b", "c"], num_outputs=3), 18, {"x": x})
+    assert [p.tolist() for p in parts] == [[0, 1, 2], [3, 4, 5], [6]]
+    cond = np.array([True, False, True])
+    (y,) = run_onnx(helper.make_node("Compress", ["x", "c"], ["y"]), 11, {"x": x.reshape(1, 7), "c": cond})
+    np.testing.assert_array_equal(y, [0, 2])
+
+
+def test_partially_known_shape_values_propagate():
+    x = p([-1, 3, 4])
+    s = ShapeOf(x)
+    batch = Gather(s, c([0]), c(0))
+    assert ps(Reshape(x, Concat([batch, c([12])], axis=0))) == "[?,12]"
+    assert ps(Reshape(x, Concat([batch, c([-1])], axis=0))) == "[?,?]"
+    tail = Slice(s, c([1]), c([3]), c([1]))
+    assert ps(Reshape(x, Concat([c([-1]), tail], axis=0))) == "[?,3,4]"
+    assert ps(Broadcast(p([1, 1, 4]), s)) == "[?,3,4]"
+    assert ps(Tile(p([2, 3]), Concat([c([2]), Gather(s, c([0]), c(0))], axis=0))) == "[4,?]"

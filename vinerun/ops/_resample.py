@@ -32,13 +32,21 @@ class ResampleConfig:
     #: ONNX takes the resized length as ``in_len * scale`` (possibly fractional) in align_corners and
     #: half_pixel_symmetric; Interpolate takes the integer output length
     fractional_length: bool = False
+    #: precision of the coordinate arithmetic (OpenVINO computes it in float32)
+    single_precision: bool = False
 
 
 def source_coords(cfg: ResampleConfig, in_len: int, out_len: int, scale: float,
                   roi: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
-    """Input coordinates (float64) of every output index along one axis."""
-    x = np.arange(out_len, dtype=np.float64)
-    length = in_len * scale if cfg.fractional_length else float(out_len)
+    """Input coordinates of every output index along one axis (float64 array)."""
+    ft = np.float32 if cfg.single_precision else np.float64
+    return _source_coords(cfg, in_len, out_len, ft(scale), roi, ft).astype(np.float64)
+
+
+def _source_coords(cfg: ResampleConfig, in_len: int, out_len: int, scale: np.floating,
+                   roi: tuple[float, float], ft: type) -> np.ndarray:
+    x = np.arange(out_len, dtype=ft)
+    length = ft(in_len) * scale if cfg.fractional_length else ft(out_len)
     m = cfg.coordinate_mode
     if m == "half_pixel":
         return (x + 0.5) / scale - 0.5

@@ -76,3 +76,36 @@ def shape_length(node: Node, i: int) -> Dimension | None:
     if r == 1:
         return ps[0]
     return None
+
+
+# --- partially known shape values --------------------------------------------------------------------------
+# A shape computed in the graph (ShapeOf -> Gather -> Concat -> Reshape) is often known except for a
+# dynamic batch dim. Ops that move such values implement ``partial_value() -> list[int | None] | None``
+# (the flat values, None where unknown); shape inference reads them with ``partial_ints``.
+
+#: ops whose output holds the same flat values as input 0
+_SAME_VALUES = ("Convert", "Squeeze", "Unsqueeze", "Reshape")
+
+
+def partial_ints(node: Node, i: int) -> list[int | None] | None:
+    """The flat values of input ``i``, None for each value unknown before running; None if none can be told."""
+    if i >= node.get_input_size() or node.input_value(i) is None:
+        return None
+    return output_partial_ints(node.input_value(i).node, node.input_value(i).index)
+
+
+def output_partial_ints(src: Node, index: int = 0) -> list[int | None] | None:
+    if src.type_name == "Constant":
+        v = np.asarray(src.get_value())
+        return [int(x) for x in v.reshape(-1)] if v.dtype.kind in "iu" and v.ndim <= 1 else None
+    if index == 0 and src.type_name in _SAME_VALUES and src.get_input_size() > 0:
+        return partial_ints(src, 0)
+    fn = getattr(src, "partial_value", None)
+    return fn() if callable(fn) and index == 0 else None
+
+
+def partial_dims(values: list[int | None] | None, length: Dimension | None = None) -> PartialShape:
+    """A shape from partially known values (None -> dynamic dim); like ``dims_from_values``."""
+    if values is not None:
+        return PartialShape([Dimension() if v is None or v < 0 else Dimension(v) for v in values])
+    return dims_from_values(None, length)

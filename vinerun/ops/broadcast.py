@@ -8,7 +8,7 @@ from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr, Node, broadcast_shapes
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
-from vinerun.ops._shape_helpers import check_index_type, const_ints, dims_from_values, rank_of, shape_length
+from vinerun.ops._shape_helpers import check_index_type, partial_dims, partial_ints, rank_of, shape_length
 
 
 def _numpy_target(data: PartialShape, target: PartialShape) -> PartialShape:
@@ -51,7 +51,7 @@ class Broadcast(Node):
     def infer(self) -> list:
         check_index_type(self, 1, "the target shape")
         et, data = self.get_input_element_type(0), self.get_input_partial_shape(0)
-        target = dims_from_values(const_ints(self, 1), shape_length(self, 1))
+        target = partial_dims(partial_ints(self, 1), shape_length(self, 1))
         if self.mode == "numpy":
             return [(et, _numpy_target(data, target))]
         if self.mode == "bidirectional":
@@ -92,7 +92,7 @@ class Tile(Node):
     def infer(self) -> list:
         check_index_type(self, 1, "repeats")
         et, ps = self.get_input_element_type(0), self.get_input_partial_shape(0)
-        reps, r = const_ints(self, 1), rank_of(ps)
+        reps, r = partial_ints(self, 1), rank_of(ps)
         if r is None:
             return [(et, PartialShape.dynamic())]
         if reps is None:
@@ -100,12 +100,12 @@ class Tile(Node):
             if n is None or n.is_dynamic():
                 return [(et, PartialShape.dynamic())]
             return [(et, PartialShape.dynamic(max(r, n.get_length())))]
-        if any(v < 0 for v in reps):
+        if any(v is not None and v < 0 for v in reps):
             raise ValidationError(f"repeats {reps} must not be negative")
         n = max(r, len(reps))
         dims = [Dimension(1)] * (n - r) + list(ps)
         reps = [1] * (n - len(reps)) + reps
-        return [(et, PartialShape([d * k for d, k in zip(dims, reps, strict=True)]))]
+        return [(et, PartialShape([Dimension() if k is None else d * k for d, k in zip(dims, reps, strict=True)]))]
 
     def evaluate(self, inputs: list) -> list:
         reps = [int(v) for v in np.asarray(inputs[1]).reshape(-1)]

@@ -10,7 +10,7 @@ from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
 from vinerun.ir.types import Type
 from vinerun.ops._base import normalize_axis
-from vinerun.ops._shape_helpers import const_ints, const_scalar, rank_of
+from vinerun.ops._shape_helpers import const_ints, const_scalar, partial_ints, rank_of
 
 
 @register_op
@@ -53,6 +53,11 @@ class Concat(Node):
             total = total + s[axis]
         out[axis] = total
         return [(et, PartialShape(out))]
+
+    def partial_value(self) -> list[int | None] | None:
+        """Joined partially known 1-D values (shape arithmetic)."""
+        parts = [partial_ints(self, i) for i in range(self.get_input_size())]
+        return None if any(p is None for p in parts) else [v for p in parts for v in p]  # type: ignore[union-attr]
 
     def evaluate(self, inputs: list) -> list:
         axis = normalize_axis(self.axis, inputs[0].ndim, self)

@@ -11,7 +11,7 @@ from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
 from vinerun.ops._base import normalize_axis
-from vinerun.ops._shape_helpers import check_index_type, const_scalar, rank_of
+from vinerun.ops._shape_helpers import check_index_type, const_scalar, partial_ints, rank_of
 
 
 def _wrap(indices: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -60,6 +60,15 @@ class Gather(Node):
                 raise ValidationError(f"batch dim {i} differs: data {data}, indices {idx}")
             out[i] = m
         return [(et, PartialShape(out))]
+
+    def partial_value(self) -> list[int | None] | None:
+        """Picks from a partially known 1-D value at constant indices (shape arithmetic)."""
+        values, indices = partial_ints(self, 0), self.const_input(1)
+        if values is None or indices is None or rank_of(self.get_input_partial_shape(0)) != 1:
+            return None
+        n = len(values)
+        picked = [int(i) + n if i < 0 else int(i) for i in np.asarray(indices).reshape(-1)]
+        return None if any(not 0 <= i < n for i in picked) else [values[i] for i in picked]
 
     def evaluate(self, inputs: list) -> list:
         data, indices = inputs[0], np.asarray(inputs[1])
@@ -164,3 +173,24 @@ class GatherND(Node):
                 raise ValidationError(f"an index is out of range for data of shape {list(data.shape)}")
             out[k] = d[k][tuple(pos.T)]
         return [out.reshape(indices.shape[:-1] + tail)]
+
+
+@register_op
+class GatherNDV5(GatherND):
+    """GatherND-5: as GatherND-8, but the batch dims of the output are flattened into one."""
+
+    type_name, version = "GatherND", "opset5"
+
+    def infer(self) -> list:
+        ((et, ps),) = super().infer()
+        b = self.batch_dims
+        if b <= 1 or rank_of(ps) is None:
+            return [(et, ps)]
+        batch = list(ps)[:b]
+        flat = Dimension(math.prod(d.get_length() for d in batch)) if all(d.is_static() for d in batch) else Dimension()
+        return [(et, PartialShape([flat] + list(ps)[b:]))]
+
+    def evaluate(self, inputs: list) -> list:
+        (out,) = super().evaluate(inputs)
+        b = self.batch_dims
+        return [out.reshape((-1,) + out.shape[b:]) if b > 1 else out]

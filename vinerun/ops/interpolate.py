@@ -15,20 +15,25 @@ from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
 from vinerun.ops._base import normalize_axis
-from vinerun.ops._resample import ResampleConfig, resample
+from vinerun.ops._resample import COORDINATE_MODES, NEAREST_MODES, ResampleConfig, resample
 
 _MODES = {"nearest": "nearest", "linear": "linear", "linear_onnx": "linear", "cubic": "cubic"}
 _EPS = 1e-5
 
 
 class _ResampleOp(Node):
-    """Shared shape inference and evaluation; subclasses say where sizes, scales and axes come from."""
+    """Shared shape inference and evaluation; subclasses say where sizes, scales and axes come from.
+
+    ``antialias`` stretches the linear/cubic kernel by 1/scale when downsampling, as ONNX defines it.
+    """
 
     mode = Attr("str", "nearest")
     shape_calculation_mode = Attr("str", "sizes")
     coordinate_transformation_mode = Attr("str", "half_pixel")
     nearest_mode = Attr("str", "round_prefer_floor")
     antialias = Attr("bool", False)
+    coordinate_modes: tuple[str, ...] = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn",
+                                         "align_corners")
 
     # --- where the operands are (overridden) --------------------------------------------
     def _target_index(self) -> int:
@@ -56,7 +61,8 @@ class _ResampleOp(Node):
         if self.mode not in _MODES:
             raise ValidationError(f"unknown interpolation mode '{self.mode}'")
         return ResampleConfig(_MODES[self.mode], self.coordinate_transformation_mode, self.nearest_mode,
-                              float(getattr(self, "cube_coeff", -0.75)), bool(self.antialias))
+                              float(getattr(self, "cube_coeff", -0.75)), bool(self.antialias),
+                              single_precision=True)
 
     # --- sizes ----------------------------------------------------------------------------
     def _plan(self, in_shape: list[int], target: np.ndarray, axes: list[int]) -> tuple[list[int], list[float]]:
@@ -74,12 +80,24 @@ class _ResampleOp(Node):
                 scales[a] = float(t)
         return out, scales
 
+    def _check_attributes(self) -> None:
+        self._config()
+        checks = [("shape_calculation_mode", self.shape_calculation_mode, ("sizes", "scales")),
+                  ("coordinate_transformation_mode", self.coordinate_transformation_mode, self.coordinate_modes),
+                  ("nearest_mode", self.nearest_mode, NEAREST_MODES)]
+        for name, value, allowed in checks:
+            if value not in allowed:
+                raise ValidationError(f"{name} must be one of {list(allowed)}, got '{value}'")
+
     def infer(self) -> list:
+        self._check_attributes()
         et, ps = self.get_input_element_type(0), self.get_input_partial_shape(0)
         if ps.rank.is_dynamic():
             return [(et, PartialShape.dynamic())]
         rank = ps.rank.get_length()
         begin, end = self._pads(rank)
+        if min(begin + end, default=0) < 0:
+            raise ValidationError(f"pads must not be negative, got pads_begin {begin} and pads_end {end}")
         dims = [d + b + e if d.is_static() else Dimension() for d, b, e in zip(ps, begin, end, strict=True)]
         axes = self._axes(rank)
         target = self.const_input(self._target_index())
@@ -152,6 +170,7 @@ class Resize(_ResampleOp):
     exclude_outside = Attr("bool", False)
     extrapolation_value = Attr("float", 0.0)
     keep_aspect_ratio_policy = Attr("str", "stretch")
+    coordinate_modes = COORDINATE_MODES
 
     def _axes_index(self) -> int | None:
         return None

@@ -55,10 +55,14 @@ def expand_param(p: np.ndarray, x_shape: tuple[int, ...], axis: int, block_size:
 
 
 def quantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, dtype: np.dtype,
-             saturate: bool = True) -> np.ndarray:
-    """``saturate(round(x / scale) + zero_point)`` for integers; ``convert(x / scale)`` for floats."""
+             saturate: bool = True, precision: np.dtype | None = None) -> np.ndarray:
+    """``saturate(round(x / scale) + zero_point)`` for integers; ``convert(x / scale)`` for floats.
+
+    The division runs in ``precision`` (default: the scale's type).
+    """
     dtype = np.dtype(dtype)
-    scaled = np.divide(x, scale.astype(x.dtype) if x.dtype.kind == "f" else scale)
+    p = np.dtype(precision) if precision is not None else scale.dtype
+    scaled = np.divide(x.astype(p), scale.astype(p))
     if is_integer_dtype(dtype):
         q = np.rint(scaled.astype(np.float64))
         if zero_point is not None:
@@ -91,6 +95,7 @@ class QuantizeLinear(Node):
     block_size = Attr("int", 0)
     output_type = Attr("type", Type.u8)
     saturate = Attr("bool", True)
+    precision = Attr("type", Type.dynamic)  # of x / y_scale; dynamic: the scale's type
 
     def infer(self) -> list:
         et = self.get_input_element_type(2) if self.get_input_size() > 2 else self.output_type
@@ -104,7 +109,8 @@ class QuantizeLinear(Node):
         dtype = zp.dtype if zp is not None else self.output_type.to_dtype()
         s = expand_param(scale, x.shape, self.axis, self.block_size)
         z = expand_param(zp, x.shape, self.axis, self.block_size) if zp is not None else None
-        return [np.asarray(quantize(x, s, z, dtype, self.saturate))]
+        precision = self.precision.to_dtype() if self.precision.is_static() else None
+        return [np.asarray(quantize(x, s, z, dtype, self.saturate, precision))]
 
 
 @register_op

@@ -10,16 +10,28 @@ from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
-from vinerun.ops._shape_helpers import check_index_type, const_ints, normalize_axes, rank_of, shape_length
+from vinerun.ops._shape_helpers import (
+    check_index_type,
+    const_ints,
+    normalize_axes,
+    partial_ints,
+    rank_of,
+    shape_length,
+)
 
 
-def reshape_target(in_dims: list[Dimension] | None, pattern: list[int], special_zero: bool) -> list[Dimension]:
-    """Resolve a Reshape pattern (``0`` copies an input dim with ``special_zero``, ``-1`` is inferred)."""
+def reshape_target(in_dims: list[Dimension] | None, pattern: list[int | None], special_zero: bool) -> list[Dimension]:
+    """Resolve a Reshape pattern (``0`` copies an input dim with ``special_zero``, ``-1`` is inferred).
+
+    ``None`` in ``pattern`` is a value unknown before running (a dynamic dim of the output).
+    """
     if pattern.count(-1) > 1:
         raise ValidationError(f"the target shape {pattern} has more than one -1")
     out: list[Dimension] = []
     for i, v in enumerate(pattern):
-        if v == 0 and special_zero:
+        if v is None or v == -1:
+            out.append(Dimension())
+        elif v == 0 and special_zero:
             if in_dims is None:
                 out.append(Dimension())
             elif i >= len(in_dims):
@@ -30,19 +42,19 @@ def reshape_target(in_dims: list[Dimension] | None, pattern: list[int], special_
         elif v < -1:
             raise ValidationError(f"the target shape {pattern} has a negative dim {v}")
         else:
-            out.append(Dimension(max(v, 0)) if v != -1 else Dimension())
+            out.append(Dimension(v))
     known = [d for i, d in enumerate(out) if pattern[i] != -1]
     in_static = in_dims is not None and all(d.is_static() for d in in_dims)
     if in_static and all(d.is_static() for d in known):
         total = math.prod(d.get_length() for d in in_dims)  # type: ignore[union-attr]
         rest = math.prod(d.get_length() for d in known)
         if -1 in pattern:
-            if rest == 0 or total % rest:
-                if rest == 0 and total == 0:
-                    out[pattern.index(-1)] = Dimension(0)
-                    return out
+            if rest == 0 and total == 0:
+                out[pattern.index(-1)] = Dimension(0)
+            elif rest == 0 or total % rest:
                 raise ValidationError(f"cannot reshape {total} elements to {pattern}")
-            out[pattern.index(-1)] = Dimension(total // rest)
+            else:
+                out[pattern.index(-1)] = Dimension(total // rest)
         elif total != rest:
             raise ValidationError(f"cannot reshape an input of shape {PartialShape(in_dims)} ({total} elements) "
                                   f"to {PartialShape(out)} ({rest} elements)")
@@ -59,7 +71,7 @@ class Reshape(Node):
     def infer(self) -> list:
         check_index_type(self, 1, "the target shape")
         ps = self.get_input_partial_shape(0)
-        pattern = const_ints(self, 1)
+        pattern = partial_ints(self, 1)
         if pattern is None:
             n = shape_length(self, 1)
             return [(self.get_input_element_type(0), PartialShape.dynamic(n if n is not None else None))]
@@ -68,7 +80,7 @@ class Reshape(Node):
 
     def evaluate(self, inputs: list) -> list:
         x, pattern = inputs[0], [int(v) for v in np.asarray(inputs[1]).reshape(-1)]
-        dims = reshape_target([Dimension(d) for d in x.shape], pattern, self.special_zero)
+        dims = reshape_target([Dimension(d) for d in x.shape], list(pattern), self.special_zero)
         return [np.reshape(x, [d.get_length() for d in dims])]
 
 

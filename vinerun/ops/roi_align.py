@@ -43,9 +43,11 @@ def roi_align(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, poo
     _, channels, height, width = data.shape
     out = np.zeros((rois.shape[0], channels, pooled_h, pooled_w), np.float64)
     offset = 0.5 if aligned_mode == "half_pixel" else 0.0
-    for r, (box, b) in enumerate(zip(rois.astype(np.float64), batch_indices, strict=True)):
-        x1, y1, x2, y2 = box * spatial_scale - offset
-        roi_w, roi_h = x2 - x1, y2 - y1
+    # box arithmetic in the boxes' own precision: ceil(roi size / bins) is sensitive to its rounding
+    ft = rois.dtype.type if rois.dtype.kind == "f" else np.float64
+    for r, (box, b) in enumerate(zip(rois, batch_indices, strict=True)):
+        x1, y1, x2, y2 = (float(v) for v in box.astype(ft) * ft(spatial_scale) - ft(offset))
+        roi_w, roi_h = float(ft(x2) - ft(x1)), float(ft(y2) - ft(y1))
         if aligned_mode != "half_pixel":
             roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
         bin_h, bin_w = roi_h / pooled_h, roi_w / pooled_w

@@ -8,7 +8,14 @@ from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
-from vinerun.ops._shape_helpers import check_index_type, const_ints, normalize_axes, rank_of, shape_length
+from vinerun.ops._shape_helpers import (
+    check_index_type,
+    const_ints,
+    normalize_axes,
+    partial_ints,
+    rank_of,
+    shape_length,
+)
 
 
 def slice_length(size: int, start: int, stop: int, step: int) -> int:
@@ -65,6 +72,16 @@ class Slice(Node):
             else:
                 out.append(Dimension())
         return [(et, PartialShape(out))]
+
+    def partial_value(self) -> list[int | None] | None:
+        """A window of a partially known 1-D value (shape arithmetic)."""
+        values = partial_ints(self, 0)
+        vals = [const_ints(self, i) for i in (1, 2, 3)]
+        if values is None or any(v is None or len(v) != 1 for v in vals) or rank_of(
+                self.get_input_partial_shape(0)) != 1:
+            return None
+        start, stop, step = (v[0] for v in vals)  # type: ignore[index]
+        return None if step == 0 else values[start:stop:step]
 
     def evaluate(self, inputs: list) -> list:
         x = inputs[0]

@@ -33,6 +33,8 @@ def quantize_linear(ctx):
     out_type = _output_type(ctx)
     if out_type is not None:
         attrs["output_type"] = out_type
+    if ctx.attr("precision", 0):
+        attrs["precision"] = Type.from_onnx(ctx.attr("precision"))
     return QuantizeLinear(*args, **attrs).output(0)
 
 

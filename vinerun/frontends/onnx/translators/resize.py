@@ -7,8 +7,9 @@ import numpy as np
 from vinerun.frontends.onnx.registry import onnx_op
 from vinerun.ops.interpolate import Interpolate, Resize
 
-# ONNX coordinate modes Interpolate-11 also has
-_INTERPOLATE_MODES = {"half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners"}
+# ONNX coordinate modes Interpolate-11 computes the same way (OpenVINO's tf_half_pixel_for_nn rounds
+# differently, and its antialias uses another kernel, so those go to the ONNX-only Resize)
+_INTERPOLATE_MODES = {"half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners"}
 
 
 def _nonempty(ctx, i: int) -> bool:
@@ -35,7 +36,7 @@ def _resize(ctx, mode: str, ctm: str, nearest_mode: str, scales_index: int, size
     exclude = bool(ctx.attr("exclude_outside", 0))
     antialias = bool(ctx.attr("antialias", 0))
     policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
-    onnx_only = (ctm not in _INTERPOLATE_MODES or exclude or (use_sizes and policy != "stretch")
+    onnx_only = (ctm not in _INTERPOLATE_MODES or exclude or antialias or (use_sizes and policy != "stretch")
                  or (ctm == "align_corners" and not use_sizes))
     if not onnx_only:
         args = [data, target] + ([ctx.constant(np.asarray(axes, np.int64))] if axes is not None else [])

@@ -19,11 +19,11 @@ def torch_ok(*arrays: Any) -> bool:
 
 
 def to_torch(a: np.ndarray) -> torch.Tensor:
-    if a.dtype == _BF16:
-        # reshape: np.ascontiguousarray turns a 0-d array into shape (1,)
-        return torch.from_numpy(np.ascontiguousarray(a).view(np.int16).reshape(a.shape)).view(torch.bfloat16)
     if not a.flags.writeable or not a.flags.c_contiguous:
-        a = np.ascontiguousarray(a) if a.flags.writeable else np.array(a, copy=True)
+        # torch needs writable, contiguous memory; np.ascontiguousarray would make 0-d arrays 1-d
+        a = np.array(a, copy=True, order="C")
+    if a.dtype == _BF16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(a)
 
 

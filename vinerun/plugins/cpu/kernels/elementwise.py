@@ -114,9 +114,14 @@ def select(node: Node) -> Kernel | None:
     return Kernel(run, "aten_where")
 
 
+# unary ops that are exact on signed integers too (Abs and Negative wrap at the minimum, as in NumPy)
+_INT_UNARY = ("Relu", "Abs", "Negative", "Sign")
+
+
 @cpu_kernel(*_UNARY)
 def unary(node: Node) -> Kernel | None:
-    if not _all_in(node, _FLOAT):
+    allowed = _FLOAT + ("i8", "i16", "i32", "i64") if node.type_name in _INT_UNARY else _FLOAT
+    if not _all_in(node, allowed):
         return None
     op = _UNARY[node.type_name]
     return _unary_kernel(op, getattr(op, "__name__", node.type_name.lower()))
@@ -161,19 +166,37 @@ def param_activation(node: Node) -> Kernel | None:
     return Kernel(run, f"aten_{node.type_name.lower()}")
 
 
+_TORCH_DTYPE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64,
+                "i8": torch.int8, "u8": torch.uint8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64,
+                "boolean": torch.bool}
+
+
 @cpu_kernel("Convert", "ConvertLike")
 def convert(node: Node) -> Kernel | None:
-    """Conversions where ATen's cast equals the reference: into floats from floats, integers or bool."""
+    """Conversions where ATen can reproduce the reference exactly.
+
+    Into floats from any ATen type; between integers (two's complement wrap); float -> integer up to
+    32 bits (truncate, NaN -> 0, clamp to the range: done in f64, where those bounds are exact).
+    """
     src = _types(node)[0]
     dst = node.get_output_element_type(0).get_type_name()
-    if src not in _TORCH_TYPES or dst not in _FLOAT or (src == "f64" and dst in ("f16", "bf16")):
-        return None  # (ATen narrows f64 through f32: two roundings)
-    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64}[dst]
+    if src not in _TORCH_TYPES or dst not in _TORCH_TYPES or dst == "boolean":
+        return None
+    dtype = _TORCH_DTYPE[dst]
+    if dst in _FLOAT:
+        if src == "f64" and dst in ("f16", "bf16"):
+            return None  # ATen narrows f64 through f32: two roundings
+        return _unary_kernel(lambda x: x.to(dtype), "to")
+    if src in _INT or src == "boolean":
+        return _unary_kernel(lambda x: x.to(dtype), "to")
+    if dst == "i64":
+        return None
+    info = torch.iinfo(dtype)
 
-    def run(inputs):
-        return [to_numpy(to_torch(inputs[0]).to(dtype))]
+    def float_to_int(x: torch.Tensor) -> torch.Tensor:
+        return torch.nan_to_num(x.double().trunc(), nan=0.0).clamp(info.min, info.max).to(dtype)
 
-    return Kernel(run, "aten_to")
+    return _unary_kernel(float_to_int, "trunc_clamp_to")
 
 
 @cpu_kernel("MatMul")

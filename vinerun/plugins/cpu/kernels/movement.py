@@ -1,7 +1,8 @@
-"""Data-movement kernels on ATen: Gather, Concat, Transpose, constant Pad, TopK and CumSum.
+"""Data-movement kernels on ATen where they beat NumPy: Gather, TopK and CumSum.
 
 Each factory accepts only what the ATen call reproduces exactly (constant axes, torch-native
-dtypes, in-range indices) and leaves the rest to the NumPy reference.
+dtypes, in-range indices) and leaves the rest to the NumPy reference. Transpose, Concat and Pad
+have no kernel: NumPy's strided copies measured faster than ATen's on the 2-core CPUs used here.
 """
 
 from __future__ import annotations
@@ -49,54 +50,6 @@ def gather(node: Node) -> Kernel | None:
     return Kernel(run, "aten_index_select")
 
 
-@cpu_kernel("Concat")
-def concat(node: Node) -> Kernel | None:
-    if not _native(node, *range(node.get_input_size())):
-        return None
-    axis = node.axis
-
-    def run(inputs):
-        ax = axis + inputs[0].ndim if axis < 0 else axis
-        return [to_numpy(torch.cat([to_torch(x) for x in inputs], dim=ax))]
-
-    return Kernel(run, "aten_cat")
-
-
-@cpu_kernel("Transpose")
-def transpose(node: Node) -> Kernel | None:
-    order = node.const_input(1)
-    if order is None or not _native(node, 0):
-        return None
-    perm = [int(a) for a in np.asarray(order).reshape(-1)]
-
-    def run(inputs):
-        x = inputs[0]
-        p = perm or list(range(x.ndim))[::-1]
-        t = to_torch(x).permute(p)
-        return [to_numpy(t.clone() if t.is_contiguous() else t.contiguous())]
-
-    return Kernel(run, "aten_permute")
-
-
-@cpu_kernel("Pad")
-def pad(node: Node) -> Kernel | None:
-    begin, end = node.const_input(1), node.const_input(2)
-    if node.pad_mode != "constant" or begin is None or end is None or not _native(node, 0):
-        return None
-    if node.get_input_element_type(0).get_type_name() == "boolean":
-        return None
-    begin = [int(v) for v in np.asarray(begin).reshape(-1)]
-    end = [int(v) for v in np.asarray(end).reshape(-1)]
-    widths = [w for b, e in zip(reversed(begin), reversed(end), strict=True) for w in (b, e)]
-
-    def run(inputs):
-        value = 0 if len(inputs) < 4 or inputs[3] is None else np.asarray(inputs[3]).reshape(-1)[0].item()
-        out = torch.nn.functional.pad(to_torch(inputs[0]), widths, mode="constant", value=value)
-        return [to_numpy(out.contiguous())]
-
-    return Kernel(run, "aten_constant_pad_nd")
-
-
 @cpu_kernel("TopK")
 def top_k(node: Node) -> Kernel | None:
     k = _const_int(node, 1)
@@ -111,12 +64,28 @@ def top_k(node: Node) -> Kernel | None:
         x = to_torch(inputs[0])
         ax = axis + x.dim() if axis < 0 else axis
         kk = min(k, x.shape[ax])
-        # a stable sort keeps equal values in index order, as ONNX requires
-        values, indices = torch.sort(x, dim=ax, descending=largest, stable=True)
-        return [to_numpy(values.narrow(ax, 0, kk).contiguous()),
-                to_numpy(indices.narrow(ax, 0, kk).contiguous()).astype(index_dtype)]
+        values, indices = _top_k_lowest_index_first(x, kk, ax, largest)
+        return [to_numpy(values.contiguous()), to_numpy(indices.contiguous()).astype(index_dtype)]
 
-    return Kernel(run, "aten_sort")
+    return Kernel(run, "aten_topk")
+
+
+def _top_k_lowest_index_first(x: torch.Tensor, k: int, ax: int, largest: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch.topk, with ties broken by the lower index as ONNX requires.
+
+    Equal values inside the selection are reordered by index; when the k-th value also occurs outside
+    the selection (which of them is kept is unspecified in torch), a stable full sort decides.
+    """
+    if k == 0:
+        return x.narrow(ax, 0, 0), torch.zeros_like(x.narrow(ax, 0, 0), dtype=torch.int64)
+    values, indices = torch.topk(x, k, dim=ax, largest=largest, sorted=True)
+    kth = values.narrow(ax, k - 1, 1)
+    if not torch.equal((x == kth).sum(ax), (values == kth).sum(ax)):
+        values, indices = torch.sort(x, dim=ax, descending=largest, stable=True)
+        return values.narrow(ax, 0, k), indices.narrow(ax, 0, k)
+    indices, by_index = torch.sort(indices, dim=ax)
+    values, order = torch.sort(torch.gather(values, ax, by_index), dim=ax, descending=largest, stable=True)
+    return values, torch.gather(indices, ax, order)
 
 
 @cpu_kernel("CumSum")

@@ -1,9 +1,10 @@
 """Recurrent kernels on ATen's fused RNN/LSTM/GRU (``torch.lstm`` / ``torch.gru`` / ``torch.rnn_*``).
 
-ATen covers the default activations, no clipping, no peepholes, and (for GRU) only
-``linear_before_reset``; weights are reordered to ATen's gate orders (LSTM ``i f g o``, GRU
-``r z n``) once when they are constants. Calls whose ``sequence_lengths`` are not all full
-run the node's reference (ATen has no per-entry lengths without packing).
+ATen covers the default activations, no clipping and no peepholes (partial ``sequence_lengths``
+run one call per distinct length, on the entries of that length); its GRU applies the reset gate
+after the recurrent matmul (``linear_before_reset``), so the ONNX/OpenVINO default GRU runs a
+per-step loop of ATen ops instead (:func:`gru_reset_before`). Weights are reordered to ATen's gate
+orders (LSTM ``i f g o``, GRU ``r z n``) once when they are constants.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.ops import _rnn_engine as eng
@@ -54,7 +56,7 @@ def _ov_params(family: str, hidden: int) -> ParamFn:
     def params(W, R, B):
         n = len(src) * hidden
         wb, rb = B[:n], np.zeros(n, B.dtype)
-        if family == "GRU":  # B = [z, r, Wb_h, Rb_h] with linear_before_reset
+        if family == "GRU" and B.shape[0] == 4 * hidden:  # B = [z, r, Wb_h, Rb_h] with linear_before_reset
             rb = np.concatenate([np.zeros(2 * hidden, B.dtype), B[3 * hidden:]])
         return [_reorder(a, src, dst) for a in (W, R, wb, rb)]
 
@@ -69,18 +71,44 @@ def _supported(node: Node, family: str) -> bool:
     acts_ok = not acts or acts in (default, default * nd) or (family == "RNN" and acts in (["relu"], ["relu"] * nd))
     if not acts_ok or a.get("clip") or a.get("input_forget"):
         return False
-    if family == "GRU" and not a.get("linear_before_reset"):
-        return False
     if node.type_name == "LSTM" and node.has_input(7):  # peepholes
         return False
     return all(o is None or o.element_type.get_type_name() in ("f32", "f64") for o in node.input_values()[:1])
 
 
-def _aten(family: str, relu: bool) -> Callable:
+def gru_reset_before(x: torch.Tensor, hx: torch.Tensor, params: list[torch.Tensor], has_biases: bool,
+                     num_layers: int, dropout: float, train: bool, bidirectional: bool,
+                     batch_first: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """``torch.gru``'s signature and layouts, with the reset gate applied before the recurrent matmul:
+    ``n = tanh(W_n x + b_in + R_n (r * h) + b_hn)`` (one layer, biases given)."""
+    xs = x if batch_first else x.transpose(0, 1)  # [batch, seq, input]
+    batch, seq = xs.shape[:2]
+    ys, finals = [], []
+    for d in range(2 if bidirectional else 1):
+        w_ih, w_hh, b_ih, b_hh = params[4 * d:4 * d + 4]
+        hid = w_hh.shape[1]
+        gx = F.linear(xs, w_ih, b_ih)  # all input projections at once: [batch, seq, 3H] (r, z, n)
+        w_rz, w_n, b_rz, b_n = w_hh[:2 * hid], w_hh[2 * hid:], b_hh[:2 * hid], b_hh[2 * hid:]
+        h = hx[d]
+        out = x.new_empty((batch, seq, hid))
+        for t in (range(seq - 1, -1, -1) if d == 1 else range(seq)):
+            g = gx[:, t]
+            rz = torch.sigmoid(g[:, :2 * hid] + F.linear(h, w_rz, b_rz))
+            r, z = rz[:, :hid], rz[:, hid:]
+            n = torch.tanh(g[:, 2 * hid:] + F.linear(r * h, w_n, b_n))
+            h = n + z * (h - n)
+            out[:, t] = h
+        ys.append(out)
+        finals.append(h)
+    y = torch.cat(ys, dim=-1)
+    return (y if batch_first else y.transpose(0, 1)), torch.stack(finals)
+
+
+def _aten(family: str, relu: bool, linear_before_reset: bool) -> Callable:
     if family == "LSTM":
         return torch.lstm
     if family == "GRU":
-        return torch.gru
+        return torch.gru if linear_before_reset else gru_reset_before
     return torch.rnn_relu if relu else torch.rnn_tanh
 
 
@@ -95,7 +123,7 @@ def recurrent(node: Node) -> Kernel | None:
     bidir = nd == 2
     reverse_only = eng.directions(a["direction"]) == [True]
     relu = bool(a.get("activations")) and a["activations"][0].lower() == "relu"
-    aten = _aten(family, relu)
+    aten = _aten(family, relu, bool(a.get("linear_before_reset")))
     n_states = 2 if family == "LSTM" else 1
     make = _onnx_params(family, hidden) if onnx else _ov_params(family, hidden)
     # input positions: (W, R, B, sequence lengths, first initial state)
@@ -110,26 +138,36 @@ def recurrent(node: Node) -> Kernel | None:
     if all(c is not None for c in consts[:2]) and (consts[2] is not None or not node.has_input(ib)):
         cached = _flat_params(make, *consts, nd)
 
+    def call(xb: torch.Tensor, states: list[torch.Tensor], params: list[torch.Tensor]):
+        """One ATen call on batch-major ``xb``: Y [batch, seq, dirs*H] and the final states."""
+        xb = xb.flip(1) if reverse_only else xb
+        hx = tuple(states) if family == "LSTM" else states[0]
+        out = aten(xb, hx, params, True, 1, 0.0, False, bidir, True)
+        return (out[0].flip(1) if reverse_only else out[0]), list(out[1:])
+
     def run(inputs):
         inputs = list(inputs) + [None] * (8 - len(inputs))
-        x = inputs[0]
-        seq = x.shape[1] if batch_first else x.shape[0]
-        batch = x.shape[0] if batch_first else x.shape[1]
-        lens = inputs[il]
-        if lens is not None and np.any(np.asarray(lens) != seq):
-            return node.evaluate(inputs[:node.get_input_size()])
+        xb = to_torch(inputs[0]) if batch_first else to_torch(inputs[0]).transpose(0, 1)
+        batch, seq = xb.shape[:2]
         params = cached if cached is not None else _flat_params(make, inputs[iw], inputs[ir], inputs[ib], nd)
-        params = [p.to(to_torch(x).dtype) for p in params]
-        states = [_initial(inputs[ih + k], onnx, a.get("layout", 0), (nd, batch, hidden), params[0].dtype)
+        params = [p.to(xb.dtype) for p in params]
+        states = [_initial(inputs[ih + k], onnx, a.get("layout", 0), (nd, batch, hidden), xb.dtype)
                   for k in range(n_states)]
-        hx = tuple(states) if family == "LSTM" else states[0]
-        time_axis = 1 if batch_first else 0
-        xt = to_torch(x).flip(time_axis) if reverse_only else to_torch(x)
-        out = aten(xt, hx, params, True, 1, 0.0, False, bidir, batch_first)
-        y, finals = (out[0].flip(time_axis) if reverse_only else out[0]), out[1:]
+        lens = None if inputs[il] is None else np.minimum(np.asarray(inputs[il]).astype(np.int64), seq)
+        if lens is None or np.all(lens == seq):
+            y, finals = call(xb, states, params)
+        else:  # one call per distinct length, on the entries of that length cut to it
+            y, finals = xb.new_zeros((batch, seq, nd * hidden)), [st.clone() for st in states]
+            for length in np.unique(lens[lens > 0]):
+                idx = torch.from_numpy(np.nonzero(lens == length)[0])
+                y_part, f_part = call(xb[idx, :length], [st[:, idx] for st in states], params)
+                y[idx, :length] = y_part
+                for k in range(n_states):
+                    finals[k][:, idx] = f_part[k]
         return _outputs(y, finals, onnx, a.get("layout", 0), nd, hidden)
 
-    return Kernel(run, f"aten_{family.lower()}")
+    name = "aten_gru_loop" if aten is gru_reset_before else f"aten_{family.lower()}"
+    return Kernel(run, name)
 
 
 def _flat_params(make: ParamFn, W, R, B, nd: int) -> list[torch.Tensor]:
@@ -148,12 +186,12 @@ def _initial(s, onnx: bool, layout: int, shape: tuple[int, int, int], dtype: tor
 
 
 def _outputs(y: torch.Tensor, finals, onnx: bool, layout: int, nd: int, hidden: int) -> list[np.ndarray]:
-    if onnx and layout == 0:  # y [seq, batch, dirs*H] -> [seq, dirs, batch, H]
-        Y = y.reshape(y.shape[0], y.shape[1], nd, hidden).permute(0, 2, 1, 3)
-    elif onnx:  # [batch, seq, dirs*H] -> [batch, seq, dirs, H]
-        Y = y.reshape(y.shape[0], y.shape[1], nd, hidden)
-    else:  # -> [batch, dirs, seq, H]
-        Y = y.reshape(y.shape[0], y.shape[1], nd, hidden).permute(0, 2, 1, 3)
+    """Y [batch, seq, dirs*H] and states [dirs, batch, H] in the op's output layouts."""
+    Y = y.reshape(y.shape[0], y.shape[1], nd, hidden)  # ONNX layout 1: [batch, seq, dirs, H]
+    if onnx and layout == 0:
+        Y = Y.permute(1, 2, 0, 3)  # [seq, dirs, batch, H]
+    elif not onnx:
+        Y = Y.permute(0, 2, 1, 3)  # [batch, dirs, seq, H]
     outs = [to_numpy(Y.contiguous())]
     for f in finals:  # [dirs, batch, H]
         outs.append(to_numpy(f.contiguous() if onnx and layout == 0 else f.transpose(0, 1).contiguous()))

@@ -1,0 +1,3 @@
+"""Known failures in the imaging area (resize, vision, quantization, signal processing): none at present."""
+
+EXPECTED_FAILURES: list[tuple[str, str]] = []
