@@ -338,3 +338,11 @@ def test_partially_known_shape_values_propagate():
     assert ps(Reshape(x, Concat([c([-1]), tail], axis=0))) == "[?,3,4]"
     assert ps(Broadcast(p([1, 1, 4]), s)) == "[?,3,4]"
     assert ps(Tile(p([2, 3]), Concat([c([2]), Gather(s, c([0]), c(0))], axis=0))) == "[4,?]"
+
+
+def test_reshape_special_zero_copies_dynamic_dims():
+    assert ps(Reshape(p([-1, 3, 4]), c([0, -1]), special_zero=True)) == "[?,12]"
+    assert ps(Reshape(p([-1, 3, 4]), c([0, 4, 3]), special_zero=True)) == "[?,4,3]"
+    assert ps(Reshape(p([-1, 3, 4]), c([-1, 6]), special_zero=True)) == "[?,6]"
+    with pytest.raises(ValidationError):
+        Reshape(p([-1, 3, 4]), c([0, 5]), special_zero=True)

@@ -43,16 +43,18 @@ def reshape_target(in_dims: list[Dimension] | None, pattern: list[int | None], s
             raise ValidationError(f"the target shape {pattern} has a negative dim {v}")
         else:
             out.append(Dimension(v))
-    known = [d for i, d in enumerate(out) if pattern[i] != -1]
-    in_static = in_dims is not None and all(d.is_static() for d in in_dims)
-    if in_static and all(d.is_static() for d in known):
-        total = math.prod(d.get_length() for d in in_dims)  # type: ignore[union-attr]
+    # Dims copied by a special zero cancel out (they may be dynamic), so [0, -1] of [?, 3, 4] is [?, 12].
+    copied = {i for i, v in enumerate(pattern) if v == 0 and special_zero} if in_dims is not None else set()
+    rest_in = [d for i, d in enumerate(in_dims or []) if i not in copied]
+    known = [d for i, d in enumerate(out) if pattern[i] != -1 and i not in copied]
+    if in_dims is not None and all(d.is_static() for d in rest_in + known):
+        total = math.prod(d.get_length() for d in rest_in)
         rest = math.prod(d.get_length() for d in known)
         if -1 in pattern:
             if rest == 0 and total == 0:
                 out[pattern.index(-1)] = Dimension(0)
             elif rest == 0 or total % rest:
-                raise ValidationError(f"cannot reshape {total} elements to {pattern}")
+                raise ValidationError(f"cannot reshape {PartialShape(in_dims)} to {pattern}")
             else:
                 out[pattern.index(-1)] = Dimension(total // rest)
         elif total != rest:

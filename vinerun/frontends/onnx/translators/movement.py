@@ -3,8 +3,11 @@ ReverseSequence, CumSum, CumProd, Col2Im and Compress."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
+from vinerun.frontends.onnx.context import NodeContext
 from vinerun.frontends.onnx.registry import onnx_op
 from vinerun.frontends.onnx.translators._fold import fold, fold1
 from vinerun.frontends.onnx.translators.shape import i64, shape_of
@@ -29,19 +32,19 @@ from vinerun.ops.triangular import ReverseSequence, Trilu
 
 
 @onnx_op("Transpose")
-def transpose(ctx):
+def transpose(ctx: NodeContext) -> Output:
     return fold1(Transpose(ctx.input(0), i64(ctx.attr("perm", []))))
 
 
 @onnx_op("Concat")
-def concat(ctx):
+def concat(ctx: NodeContext) -> Output:
     axis = ctx.attr("axis", 1) if ctx.opset < 4 else ctx.attr("axis")
     parts = [o for o in ctx.inputs if o is not None]
     return fold1(Concat(parts, axis=axis))
 
 
 # --- Split ---------------------------------------------------------------------------------------------
-def _split(ctx, x: Output, axis: int, lengths: Output | list[int] | None) -> list[Output]:
+def _split(ctx: NodeContext, x: Output, axis: int, lengths: Output | list[int] | None) -> list[Output]:
     n = ctx.num_outputs
     if lengths is None:
         return fold(Split(x, i64(axis), num_splits=n))
@@ -51,7 +54,7 @@ def _split(ctx, x: Output, axis: int, lengths: Output | list[int] | None) -> lis
 
 
 @onnx_op("Split")
-def split_v1(ctx):
+def split_v1(ctx: NodeContext) -> list[Output]:
     lengths = ctx.attr("split", None)
     if lengths is None and ctx.opset < 2 and ctx.has_input(1):
         return _split(ctx, ctx.input(0), ctx.attr("axis", 0), ctx.input(1))
@@ -59,12 +62,12 @@ def split_v1(ctx):
 
 
 @onnx_op("Split", since=13)
-def split_v13(ctx):
+def split_v13(ctx: NodeContext) -> list[Output]:
     return _split(ctx, ctx.input(0), ctx.attr("axis", 0), ctx.optional_input(1))
 
 
 @onnx_op("Split", since=18)
-def split_v18(ctx):
+def split_v18(ctx: NodeContext) -> list[Output]:
     x, axis = ctx.input(0), ctx.attr("axis", 0)
     if ctx.has_input(1) or not ctx.has_attr("num_outputs"):
         return _split(ctx, x, axis, ctx.optional_input(1))
@@ -81,14 +84,14 @@ def split_v18(ctx):
 
 # --- Slice ---------------------------------------------------------------------------------------------
 @onnx_op("Slice")
-def slice_v1(ctx):
+def slice_v1(ctx: NodeContext) -> Output:
     starts, ends = ctx.attr("starts"), ctx.attr("ends")
     axes = ctx.attr("axes", list(range(len(starts))))
     return fold1(Slice(ctx.input(0), i64(starts), i64(ends), i64([1] * len(starts)), i64(axes)))
 
 
 @onnx_op("Slice", since=10)
-def slice_v10(ctx):
+def slice_v10(ctx: NodeContext) -> Output:
     starts = ctx.input(1)
     steps = ctx.optional_input(4)
     if steps is None:
@@ -102,7 +105,7 @@ def slice_v10(ctx):
 
 
 # --- Pad -----------------------------------------------------------------------------------------------
-def _pads_begin_end(ctx, pads: Output, axes: Output | None, rank: int) -> tuple[Output, Output]:
+def _pads_begin_end(ctx: NodeContext, pads: Output, axes: Output | None, rank: int) -> tuple[Output, Output]:
     """ONNX pads ([begins..., ends...] over ``axes``) as full per-axis pads_begin and pads_end."""
     begin, end = fold(Split(pads, i64(0), num_splits=2))
     if axes is None:
@@ -126,7 +129,7 @@ def _wrap_pad(x: Output, begin: Output, end: Output, rank: int) -> Output:
     return x
 
 
-def _pad(ctx, x: Output, mode: str, pads: Output, value: Output | None, axes: Output | None) -> Output:
+def _pad(ctx: NodeContext, x: Output, mode: str, pads: Output, value: Output | None, axes: Output | None) -> Output:
     rank = x.partial_shape.rank
     if rank.is_dynamic():
         raise ctx.unsupported("Pad needs an input of known rank")
@@ -142,7 +145,7 @@ def _pad(ctx, x: Output, mode: str, pads: Output, value: Output | None, axes: Ou
 
 
 @onnx_op("Pad")
-def pad_v2(ctx):
+def pad_v2(ctx: NodeContext) -> Output:
     x = ctx.input(0)
     pads = np.asarray(ctx.attr("pads" if ctx.opset >= 2 else "paddings"), np.int64)
     value = ctx.attr("value", 0.0)
@@ -152,7 +155,7 @@ def pad_v2(ctx):
 
 
 @onnx_op("Pad", since=11)
-def pad_v11(ctx):
+def pad_v11(ctx: NodeContext) -> Output:
     pads = ctx.input(1)
     if pads.element_type != Type.i64:
         pads = fold1(Convert(pads, destination_type=Type.i64))
@@ -164,31 +167,31 @@ _BLOCK_MODES = {"DCR": "blocks_first", "CRD": "depth_first"}
 
 
 @onnx_op("DepthToSpace")
-def depth_to_space(ctx):
+def depth_to_space(ctx: NodeContext) -> Output:
     return fold1(DepthToSpace(ctx.input(0), mode=_BLOCK_MODES[ctx.attr("mode", "DCR")],
                               block_size=ctx.attr("blocksize")))
 
 
 @onnx_op("SpaceToDepth")
-def space_to_depth(ctx):
+def space_to_depth(ctx: NodeContext) -> Output:
     return fold1(SpaceToDepth(ctx.input(0), mode=_BLOCK_MODES[ctx.attr("mode", "DCR")],
                               block_size=ctx.attr("blocksize")))
 
 
 @onnx_op("Trilu", since=14)
-def trilu(ctx):
+def trilu(ctx: NodeContext) -> Output:
     args = [ctx.input(0)] + ([ctx.input(1)] if ctx.has_input(1) else [])
     return fold1(Trilu(*args, upper=bool(ctx.attr("upper", 1))))
 
 
 @onnx_op("ReverseSequence", since=10)
-def reverse_sequence(ctx):
+def reverse_sequence(ctx: NodeContext) -> Output:
     return fold1(ReverseSequence(ctx.input(0), ctx.input(1), batch_axis=ctx.attr("batch_axis", 1),
                                  seq_axis=ctx.attr("time_axis", 0)))
 
 
-def _cumulative(cls: type) -> object:
-    def translate(ctx):
+def _cumulative(cls: type) -> Callable[[NodeContext], Output]:
+    def translate(ctx: NodeContext) -> Output:
         return fold1(cls(ctx.input(0), ctx.input(1), exclusive=bool(ctx.attr("exclusive", 0)),
                          reverse=bool(ctx.attr("reverse", 0))))
 
@@ -200,7 +203,7 @@ onnx_op("CumProd", since=26)(_cumulative(CumProd))
 
 
 @onnx_op("Col2Im", since=18)
-def col2im(ctx):
+def col2im(ctx: NodeContext) -> Output:
     block = ctx.const_value(2)
     n = len(block) if block is not None else ctx.input(2).partial_shape[0].get_length()
     pads = ctx.attr("pads", [0] * 2 * n)
@@ -209,7 +212,7 @@ def col2im(ctx):
 
 
 @onnx_op("Compress", since=9)
-def compress(ctx):
+def compress(ctx: NodeContext) -> Output:
     """Gather the slices where the condition is true: NonZero -> Squeeze -> Gather."""
     x = ctx.input(0)
     positions = fold1(Squeeze(fold1(NonZero(ctx.input(1))), i64([0])))

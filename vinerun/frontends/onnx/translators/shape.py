@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vinerun.frontends.onnx.context import NodeContext
 from vinerun.frontends.onnx.registry import onnx_op
 from vinerun.frontends.onnx.translators._fold import fold1
 from vinerun.ir.core_ops import Constant
@@ -31,7 +32,7 @@ def shape_of(x: Output) -> Output:
 
 
 @onnx_op("Shape")
-def shape(ctx):
+def shape(ctx: NodeContext) -> Output:
     out = shape_of(ctx.input(0))
     start, end = ctx.attr("start", 0), ctx.attr("end", None)
     if start == 0 and end is None:
@@ -41,22 +42,22 @@ def shape(ctx):
 
 
 @onnx_op("Size")
-def size(ctx):
+def size(ctx: NodeContext) -> Output:
     return fold1(Size(ctx.input(0)))
 
 
 @onnx_op("Reshape")
-def reshape_v1(ctx):
+def reshape_v1(ctx: NodeContext) -> Output:
     return fold1(Reshape(ctx.input(0), i64(ctx.attr("shape")), special_zero=True))
 
 
 @onnx_op("Reshape", since=5)
-def reshape(ctx):
+def reshape(ctx: NodeContext) -> Output:
     return fold1(Reshape(ctx.input(0), ctx.input(1), special_zero=not ctx.attr("allowzero", 0)))
 
 
 @onnx_op("Flatten")
-def flatten(ctx):
+def flatten(ctx: NodeContext) -> Output:
     x = ctx.input(0)
     ps = x.partial_shape
     axis = ctx.attr("axis", 1)
@@ -77,7 +78,7 @@ def flatten(ctx):
 
 
 @onnx_op("Squeeze")
-def squeeze_v1(ctx):
+def squeeze_v1(ctx: NodeContext) -> Output:
     axes = ctx.attr("axes", None)
     if axes is None:
         return fold1(Squeeze(ctx.input(0)))
@@ -85,43 +86,43 @@ def squeeze_v1(ctx):
 
 
 @onnx_op("Squeeze", since=13)
-def squeeze(ctx):
+def squeeze(ctx: NodeContext) -> Output:
     if not ctx.has_input(1):
         return fold1(Squeeze(ctx.input(0)))
     return fold1(Squeeze(ctx.input(0), ctx.input(1)))
 
 
 @onnx_op("Unsqueeze")
-def unsqueeze_v1(ctx):
+def unsqueeze_v1(ctx: NodeContext) -> Output:
     return fold1(Unsqueeze(ctx.input(0), i64(ctx.attr("axes"))))
 
 
 @onnx_op("Unsqueeze", since=13)
-def unsqueeze(ctx):
+def unsqueeze(ctx: NodeContext) -> Output:
     return fold1(Unsqueeze(ctx.input(0), ctx.input(1)))
 
 
 @onnx_op("Expand", since=8)
-def expand(ctx):
+def expand(ctx: NodeContext) -> Output:
     return fold1(Broadcast(ctx.input(0), ctx.input(1), mode="bidirectional"))
 
 
 @onnx_op("Tile")
-def tile(ctx):
+def tile(ctx: NodeContext) -> Output:
     if ctx.opset < 6:
         raise ctx.unsupported("Tile-1 (tiles/axis inputs) is not supported; use opset >= 6")
     return fold1(Tile(ctx.input(0), ctx.input(1)))
 
 
 @onnx_op("ConstantOfShape", since=9)
-def constant_of_shape(ctx):
+def constant_of_shape(ctx: NodeContext) -> Output:
     value = ctx.attr("value", None)
     value = np.zeros((), np.float32) if value is None else np.asarray(value).reshape(())
     return fold1(Broadcast(Constant(value), ctx.input(0), mode="numpy"))
 
 
 @onnx_op("Range", since=11)
-def range_(ctx):
+def range_(ctx: NodeContext) -> Output:
     et = ctx.input(0).element_type
     if et.is_dynamic():
         raise ctx.unsupported("the element type of start must be known")
@@ -129,7 +130,7 @@ def range_(ctx):
 
 
 @onnx_op("EyeLike", since=9)
-def eye_like(ctx):
+def eye_like(ctx: NodeContext) -> Output:
     x = ctx.input(0)
     dtype = ctx.attr("dtype", None)
     et = Type.from_onnx(dtype) if dtype is not None else x.element_type
@@ -140,7 +141,7 @@ def eye_like(ctx):
 
 
 @onnx_op("Dropout")
-def dropout(ctx):
+def dropout(ctx: NodeContext) -> list[Output]:
     """Identity (and an all-true mask) unless training_mode may be true; then the Dropout op decides."""
     x = ctx.input(0)
     if ctx.opset >= 12 and ctx.has_input(2):
