@@ -24,12 +24,24 @@ from vinerun import (  # noqa: F401  (OpenVINO's ov.op and ov.opsetN op builders
     opset14,
     opset15,
     opset16,
+    preprocess,
+    properties,
 )
 from vinerun._version import __version__
 from vinerun.ir import Dimension, Layout, Model, Node, Output, PartialShape, Shape, Tensor, Type
 from vinerun.ir.node import Input
 from vinerun.plugin_api.infer_request import ProfilingInfo
-from vinerun.runtime import CompiledModel, Core, InferRequest, compile_model, save_model, serialize
+from vinerun.plugin_api.variable_state import VariableState
+from vinerun.preprocess import get_batch, set_batch
+from vinerun.runtime import (
+    AsyncInferQueue,
+    CompiledModel,
+    Core,
+    InferRequest,
+    compile_model,
+    save_model,
+    serialize,
+)
 
 ConstOutput = Output
 
@@ -42,3 +54,5 @@ def get_version() -> str:
 __all__ = ["CompiledModel", "ConstOutput", "Core", "Dimension", "InferRequest", "Input", "Layout", "Model",
            "Node", "Output", "PartialShape", "ProfilingInfo", "Shape", "Tensor", "Type", "__version__",
            "compile_model", "get_version", "save_model", "serialize"]
+__all__ += ["VariableState", "get_batch", "preprocess", "set_batch"]
+__all__ += ["AsyncInferQueue", "properties"]

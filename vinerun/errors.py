@@ -16,6 +16,11 @@ class ModelReadError(VinerunError):
     """A model file or buffer could not be read (missing, truncated, corrupt, bad format)."""
 
 
+class BlobError(ModelReadError):
+    """A compiled-model blob (``export_model``, ``CACHE_DIR``) is not a blob, is truncated or corrupt, or was
+    made by another vinerun version or for another device."""
+
+
 class UnsupportedOpError(VinerunError):
     """A model uses an operation (or an attribute value) vinerun does not implement."""
 
@@ -42,3 +47,19 @@ class DeviceError(VinerunError):
 
 class NotSupportedError(VinerunError, NotImplementedError):
     """A documented limitation: the feature exists in OpenVINO but not (yet) in vinerun."""
+
+
+class PropertyTypeError(PropertyError, TypeError):
+    """A property value of the wrong Python type (e.g. a string where an integer is expected)."""
+
+
+class RequestCancelledError(VinerunError):
+    """``wait()`` on an infer request that was cancelled (``InferRequest.cancel()``) before it finished."""
+
+
+class RequestBusyError(VinerunError):
+    """An infer request was used (``infer``, ``start_async``, tensors) while an asynchronous run is in flight."""
+
+
+class CallbackError(VinerunError):
+    """A user callback of an asynchronous request raised; the original exception is the ``__cause__``."""

@@ -40,7 +40,7 @@ class OnnxRuntimeBackend(Backend):
         opts.log_severity_level = 3
         session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
         names = [i.name for i in session.get_inputs()]
-        return _Rep(lambda xs: session.run(None, xs if isinstance(xs, dict) else dict(zip(names, xs))))
+        return _Rep(lambda xs: session.run(None, xs if isinstance(xs, dict) else dict(zip(names, xs, strict=False))))
 
     @classmethod
     def supports_device(cls, device: str) -> bool:

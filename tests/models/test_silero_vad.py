@@ -84,5 +84,5 @@ def test_silero_vad_sequence_model_matches_in_one_call():
     h = c = np.zeros((1, 1, 128), np.float32)
     ref = session.run(None, {"input": frames, "h": h, "c": c})
     got = request.infer({"input": frames, "h": h, "c": c}).to_tuple()
-    for r, g in zip(ref, got):
+    for r, g in zip(ref, got, strict=True):
         np.testing.assert_allclose(g, r, atol=1e-4)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from tests.ops._reduce_onnx import run_onnx
+from tests.ops._onnx_util import run_onnx
 from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Parameter
 from vinerun.ir.shape import PartialShape

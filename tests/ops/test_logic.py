@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-import vinerun as ov
+from tests.ops._onnx_util import run_onnx
 from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Parameter
 from vinerun.ir.shape import PartialShape
@@ -22,18 +22,6 @@ DTYPES = [np.float32, np.float64, np.float16, ml_dtypes.bfloat16, np.int8, np.ui
 
 def _param(shape, et=Type.f32):
     return Parameter(et, shape).output(0)
-
-
-def run_onnx(node, opset: int, feeds: dict) -> tuple:
-    """Run a one-node ONNX model through the public API."""
-    inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
-              for k, v in feeds.items()]
-    outputs = [helper.make_tensor_value_info(name, 0, None) for name in node.output]
-    graph = helper.make_graph([node], "g", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    core = ov.Core()
-    compiled = core.compile_model(core.read_model(model.SerializeToString()), "CPU")
-    return compiled.create_infer_request().infer(list(feeds.values())).to_tuple()
 
 
 def _ref(node, *inputs):

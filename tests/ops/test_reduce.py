@@ -8,7 +8,7 @@ import pytest
 from onnx import helper
 
 import vinerun as ov
-from tests.ops._reduce_onnx import run_onnx
+from tests.ops._onnx_util import run_onnx
 from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Constant, Parameter, Result
 from vinerun.ir.model import Model

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-import vinerun as ov
+from tests.ops._onnx_util import run_model, run_onnx
 from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Constant, Parameter
 from vinerun.ir.shape import PartialShape
@@ -251,22 +251,6 @@ def test_col2im_sums_overlaps():
 
 
 # --- ONNX translation with dynamic shapes ----------------------------------------------------------------
-def _run_model(nodes, inputs, outputs, feeds, opset=18):
-    graph = helper.make_graph(nodes, "g", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    core = ov.Core()
-    compiled = core.compile_model(core.read_model(model.SerializeToString()), "CPU")
-    return compiled, compiled.create_infer_request().infer(feeds).to_tuple()
-
-
-def run_onnx(node, opset: int, feeds: dict[str, np.ndarray]) -> tuple:
-    """All outputs of one ONNX node on ``feeds``."""
-    inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
-              for k, v in feeds.items()]
-    outputs = [helper.make_tensor_value_info(name, TensorProto.UNDEFINED, None) for name in node.output]
-    return _run_model([node], inputs, outputs, list(feeds.values()), opset)[1]
-
-
 def test_onnx_dynamic_batch_shape_chain_and_flatten():
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 4])
     nodes = [
@@ -280,7 +264,7 @@ def test_onnx_dynamic_batch_shape_chain_and_flatten():
     ]
     outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("r", "f")]
     data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    compiled, (r, f) = _run_model(nodes, [x], outs, [data])
+    compiled, (r, f) = run_model(nodes, [x], outs, [data])
     np.testing.assert_array_equal(r, data.reshape(2, 12))
     np.testing.assert_array_equal(f, data.reshape(6, 4))
     assert str(compiled.outputs[0].partial_shape) == "[?,?]"
@@ -294,7 +278,7 @@ def test_onnx_pad_with_runtime_pads_axes_and_wrap():
              helper.make_node("Pad", ["x", "pads", "", "axes"], ["z"], mode="edge")]
     outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "z")]
     data = np.arange(6, dtype=np.float32).reshape(2, 3)
-    _, (y, z) = _run_model(nodes, [x, pads, axes], outs, [data, np.array([2, -1]), np.array([-1])], opset=19)
+    _, (y, z) = run_model(nodes, [x, pads, axes], outs, [data, np.array([2, -1]), np.array([-1])], opset=19)
     np.testing.assert_array_equal(y, np.pad(data, [(0, 0), (2, 0)], mode="wrap")[:, :-1])
     np.testing.assert_array_equal(z, np.pad(data, [(0, 0), (2, 0)], mode="edge")[:, :-1])
 

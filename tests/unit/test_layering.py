@@ -14,6 +14,7 @@ FORBIDDEN = {
     "ops": ["vinerun.frontends", "vinerun.plugins", "vinerun.runtime", "vinerun.tools"],
     "frontends": ["vinerun.plugins", "vinerun.runtime", "vinerun.tools"],
     "transformations": ["vinerun.frontends", "vinerun.plugins", "vinerun.runtime", "vinerun.tools"],
+    "preprocess": ["vinerun.frontends", "vinerun.plugins", "vinerun.runtime", "vinerun.tools"],
     "plugin_api": ["vinerun.frontends", "vinerun.plugins", "vinerun.runtime", "vinerun.tools"],
     "plugins": ["vinerun.runtime", "vinerun.tools", "vinerun.frontends"],
     "runtime": ["vinerun.plugins", "vinerun.tools"],

@@ -16,7 +16,7 @@ def replace_node(old: Node, new: Node | list[Output]) -> None:
     if len(new_outputs) != old.get_output_size():
         raise ValidationError(f"Cannot replace {old.type_name} '{old.friendly_name}' ({old.get_output_size()} outputs) "
                               f"with {len(new_outputs)} outputs")
-    for old_out, new_out in zip(old.outputs(), new_outputs):
+    for old_out, new_out in zip(old.outputs(), new_outputs, strict=True):
         replace_output_update_name(old_out, new_out)
 
 

@@ -38,7 +38,7 @@ def run_reference(model: Model, inputs: Sequence[Any], state: dict[str, Any] | N
     params = model.get_parameters()
     if len(inputs) != len(params):
         raise InferenceError(f"Model '{model.friendly_name}' takes {len(params)} inputs, got {len(inputs)}")
-    for p, v in zip(params, inputs):
+    for p, v in zip(params, inputs, strict=True):
         values[(id(p), 0)] = v
     token = _STATE.set(state if state is not None else {})
     try:
@@ -55,7 +55,9 @@ def run_reference(model: Model, inputs: Sequence[Any], state: dict[str, Any] | N
 
 
 _RUNNER: contextvars.ContextVar[BodyRunner] = contextvars.ContextVar("vinerun_body_runner", default=run_reference)
-_STATE: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("vinerun_state", default={})
+# variable values used outside any state_scope (one dict shared by all such callers)
+_UNSCOPED_STATE: dict[str, Any] = {}
+_STATE: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("vinerun_state")
 
 
 def run_body(model: Model, inputs: Sequence[Any]) -> list[Any]:
@@ -75,7 +77,7 @@ def body_runner(runner: BodyRunner) -> Iterator[None]:
 
 def current_state() -> dict[str, Any]:
     """Variable values (ReadValue/Assign) of the request being executed."""
-    return _STATE.get()
+    return _STATE.get(_UNSCOPED_STATE)
 
 
 @contextlib.contextmanager

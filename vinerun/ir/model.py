@@ -57,6 +57,8 @@ class Model:
                  sinks: Sequence[Node] | None = None, variables: Sequence[Any] | None = None):
         if isinstance(results, (Node, Output)):
             results = [results]
+        if isinstance(name, (list, tuple)):  # OpenVINO's Model(results, sinks, parameters[, name])
+            sinks, parameters, name = parameters, name, sinks if isinstance(sinks, str) else ""
         self._results: list[Result] = []
         for r in results:
             if isinstance(r, Result):

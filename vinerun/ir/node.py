@@ -59,7 +59,8 @@ class Attr:
         if k == "int":
             return int(value)
         if k == "ints":
-            return [int(v) for v in np.asarray(value).reshape(-1)] if not isinstance(value, list) else [int(v) for v in value]
+            values = value if isinstance(value, list) else np.asarray(value).reshape(-1)
+            return [int(v) for v in values]
         if k == "float":
             return float(value)
         if k == "floats":
@@ -264,7 +265,8 @@ class Node:
         missing = [k for k, s in self._attr_specs.items() if s.default is Attr.REQUIRED and k not in self._attrs]
         if missing:
             raise ValidationError(f"{self.type_name} '{self.friendly_name}': missing attribute(s) {missing}")
-        inputs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) and not self._takes_list() else list(args)
+        one_list = len(args) == 1 and isinstance(args[0], (list, tuple)) and not self._takes_list()
+        inputs = list(args[0]) if one_list else list(args)
         lo, hi = self.num_inputs
         if not lo <= len(inputs) <= hi:
             want = str(lo) if lo == hi else f"{lo} to {hi}"
@@ -506,7 +508,7 @@ def broadcast_shapes(a: PartialShape, b: PartialShape, what: str = "inputs") -> 
     da = [Dimension(1)] * (n - len(da)) + da
     db = [Dimension(1)] * (n - len(db)) + db
     out = []
-    for x, y in zip(da, db):
+    for x, y in zip(da, db, strict=True):
         if x == 1:
             out.append(y)
         elif y == 1:

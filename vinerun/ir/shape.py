@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, Union
+from typing import Any
 
 _INF = -1  # "no upper bound"
 
@@ -140,7 +140,7 @@ class Dimension:
     __rmul__ = __mul__
 
 
-DimLike = Union[Dimension, int, str, tuple, None]
+DimLike = Dimension | int | str | tuple | None
 
 
 def _as_dim(d: DimLike) -> Dimension:
@@ -214,7 +214,9 @@ class PartialShape:
         o = other if isinstance(other, PartialShape) else PartialShape(other)
         if self._dims is None or o._dims is None:
             return True
-        return len(self._dims) == len(o._dims) and all(a.compatible(b) for a, b in zip(self._dims, o._dims))
+        if len(self._dims) != len(o._dims):
+            return False
+        return all(a.compatible(b) for a, b in zip(self._dims, o._dims, strict=True))
 
     def merge(self, other: PartialShape) -> PartialShape | None:
         if self._dims is None:
@@ -223,7 +225,7 @@ class PartialShape:
             return PartialShape(self)
         if len(self._dims) != len(other._dims):
             return None
-        out = [a.merge(b) for a, b in zip(self._dims, other._dims)]
+        out = [a.merge(b) for a, b in zip(self._dims, other._dims, strict=True)]
         return None if any(d is None for d in out) else PartialShape(out)
 
     def relaxes(self, other: PartialShape) -> bool:
@@ -231,7 +233,7 @@ class PartialShape:
             return True
         if other._dims is None or len(other._dims) != len(self._dims):
             return False
-        return all(a.relaxes(b) for a, b in zip(self._dims, other._dims))
+        return all(a.relaxes(b) for a, b in zip(self._dims, other._dims, strict=True))
 
     def refines(self, other: PartialShape) -> bool:
         return other.relaxes(self)
@@ -239,7 +241,9 @@ class PartialShape:
     def same_scheme(self, other: PartialShape) -> bool:
         if self._dims is None or other._dims is None:
             return self._dims is None and other._dims is None
-        return len(self._dims) == len(other._dims) and all(a.same_scheme(b) for a, b in zip(self._dims, other._dims))
+        if len(self._dims) != len(other._dims):
+            return False
+        return all(a.same_scheme(b) for a, b in zip(self._dims, other._dims, strict=True))
 
     def all_non_negative(self) -> bool:
         return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -68,3 +69,21 @@ def dims_of(shape: PartialShape) -> list[Dimension] | None:
 
 def static_or_none(values: Any) -> list[int] | None:
     return None if values is None else [int(v) for v in np.asarray(values).reshape(-1)]
+
+
+def without_attrs(*names: str) -> Callable[[type[Node]], type[Node]]:
+    """Class decorator for an older op version that lacks attributes of the class it extends.
+
+    The attributes are no longer accepted or serialized; reading one still gives its default.
+
+    >>> @register_op
+    ... @without_attrs("batch_dims")
+    ... class GatherV1(Gather): ...
+    """
+
+    def deco(cls: type[Node]) -> type[Node]:
+        for name in names:
+            del cls._attr_specs[name]
+        return cls
+
+    return deco

@@ -7,6 +7,7 @@ Conventions follow OpenVINO: ``auto_pad`` is one of ``explicit`` (also ``notset`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -14,6 +15,8 @@ from vinerun.errors import ValidationError
 from vinerun.ir.shape import Dimension, PartialShape
 
 AUTO_PADS = ("explicit", "notset", "same_upper", "same_lower", "valid")
+# per-axis window attributes, and the value an empty list means on every axis
+_PER_AXIS_DEFAULTS = {"kernel": 1, "strides": 1, "dilations": 1, "pads_begin": 0, "pads_end": 0, "output_padding": 0}
 
 
 def check_auto_pad(auto_pad: str) -> str:
@@ -30,6 +33,11 @@ def per_axis(values: Sequence[int] | None, n: int, default: int, what: str) -> l
     if len(values) != n:
         raise ValidationError(f"{what} has {len(values)} values, expected one per spatial axis ({n})")
     return [int(v) for v in values]
+
+
+def per_axis_attrs(node: Any, n: int, *names: str) -> list[list[int]]:
+    """The window attributes ``names`` of ``node`` (``strides``, ``pads_begin``, ...) as ``n`` ints each."""
+    return [per_axis(getattr(node, name), n, _PER_AXIS_DEFAULTS[name], name) for name in names]
 
 
 def effective_kernel(kernel: Sequence[int], dilations: Sequence[int]) -> list[int]:

@@ -26,6 +26,8 @@ def _f64(a: np.ndarray) -> np.ndarray:
 
 @register_op
 class Relu(UnaryElementwise):
+    """``max(x, 0)``."""
+
     type_name = "Relu"
 
     def fn(self, x):
@@ -34,6 +36,8 @@ class Relu(UnaryElementwise):
 
 @register_op
 class Sigmoid(FloatMath):
+    """``1 / (1 + exp(-x))``."""
+
     type_name = "Sigmoid"
 
     def fn(self, x):
@@ -42,6 +46,8 @@ class Sigmoid(FloatMath):
 
 @register_op
 class Tanh(FloatMath):
+    """Hyperbolic tangent."""
+
     type_name = "Tanh"
 
     def fn(self, x):
@@ -68,6 +74,8 @@ class Clamp(UnaryElementwise):
 
 @register_op
 class Elu(FloatMath):
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
+
     type_name = "Elu"
     alpha = Attr("float")
 
@@ -77,6 +85,8 @@ class Elu(FloatMath):
 
 @register_op
 class HSwish(FloatMath):
+    """``x * min(max(x + 3, 0), 6) / 6``."""
+
     type_name, version = "HSwish", "opset4"
 
     def fn(self, x):
@@ -85,6 +95,8 @@ class HSwish(FloatMath):
 
 @register_op
 class SoftPlus(FloatMath):
+    """``log(1 + exp(x))``."""
+
     type_name, version = "SoftPlus", "opset4"
 
     def fn(self, x):
@@ -93,6 +105,8 @@ class SoftPlus(FloatMath):
 
 @register_op
 class SoftSign(FloatMath):
+    """``x / (1 + |x|)``."""
+
     type_name, version = "SoftSign", "opset9"
 
     def fn(self, x):
@@ -101,6 +115,8 @@ class SoftSign(FloatMath):
 
 @register_op
 class Mish(FloatMath):
+    """``x * tanh(softplus(x))``."""
+
     type_name, version = "Mish", "opset4"
 
     def fn(self, x):
@@ -163,6 +179,8 @@ class PRelu(_ParamActivation):
 
 @register_op
 class Selu(_ParamActivation):
+    """``lambda * (x if x > 0 else alpha * (exp(x) - 1))``; ``alpha`` and ``lambda`` are inputs 1 and 2."""
+
     type_name, num_inputs = "Selu", (3, 3)
 
     def compute(self, x, alpha, lambda_):
@@ -171,6 +189,8 @@ class Selu(_ParamActivation):
 
 @register_op
 class HardSigmoid(_ParamActivation):
+    """``clip(alpha * x + beta, 0, 1)``; ``alpha`` and ``beta`` are inputs 1 and 2."""
+
     type_name, num_inputs = "HardSigmoid", (3, 3)
 
     def compute(self, x, alpha, beta):

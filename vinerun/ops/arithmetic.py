@@ -15,6 +15,8 @@ def _is_int(a: np.ndarray) -> bool:
 
 @register_op
 class Add(BinaryElementwise):
+    """``a + b``."""
+
     type_name = "Add"
 
     def fn(self, a, b):
@@ -23,6 +25,8 @@ class Add(BinaryElementwise):
 
 @register_op
 class Subtract(BinaryElementwise):
+    """``a - b``."""
+
     type_name = "Subtract"
 
     def fn(self, a, b):
@@ -31,6 +35,8 @@ class Subtract(BinaryElementwise):
 
 @register_op
 class Multiply(BinaryElementwise):
+    """``a * b``."""
+
     type_name = "Multiply"
 
     def fn(self, a, b):
@@ -82,6 +88,8 @@ class Power(BinaryElementwise):
 
 @register_op
 class Maximum(BinaryElementwise):
+    """The larger of ``a`` and ``b``."""
+
     type_name = "Maximum"
 
     def fn(self, a, b):
@@ -90,6 +98,8 @@ class Maximum(BinaryElementwise):
 
 @register_op
 class Minimum(BinaryElementwise):
+    """The smaller of ``a`` and ``b``."""
+
     type_name = "Minimum"
 
     def fn(self, a, b):
@@ -98,6 +108,8 @@ class Minimum(BinaryElementwise):
 
 @register_op
 class SquaredDifference(BinaryElementwise):
+    """``(a - b)^2``."""
+
     type_name = "SquaredDifference"
 
     def fn(self, a, b):

@@ -43,6 +43,28 @@ def allowed_keys(q_len: int, total: int, offsets: np.ndarray, causal: bool, left
     return ok[:, None]
 
 
+def attention_bias(batch: int, q_len: int, total: int, past_len: int | None, nonpad: np.ndarray | None,
+                   mask: np.ndarray | None, causal: bool, left: int, right: int, dtype: np.dtype) -> np.ndarray:
+    """The additive bias [batch, 1, q_len, total] of ONNX Attention: 0 where a query may see a key, else -inf.
+
+    Queries follow the ``past_len`` cached keys; without a cache, ``nonpad`` ([batch], valid keys per
+    batch) places them at its end and hides the keys past it. ``mask`` adds on top (see ``mask_bias``).
+    """
+    if past_len is not None:
+        offsets = np.full(batch, past_len)
+    elif nonpad is not None:
+        offsets = nonpad.astype(np.int64) - q_len
+    else:
+        offsets = np.zeros(batch, np.int64)
+    ok = allowed_keys(q_len, total, offsets, causal, left, right)
+    if nonpad is not None:
+        ok = ok & (np.arange(total)[None, None, None, :] < nonpad.astype(np.int64)[:, None, None, None])
+    bias = np.where(ok, 0.0, -np.inf).astype(dtype)
+    if mask is not None:
+        bias = bias + mask_bias(mask, total, dtype)
+    return bias
+
+
 def mask_bias(mask: np.ndarray, total: int, dtype: np.dtype) -> np.ndarray:
     """An attention-mask input as an additive bias, its last axis padded to ``total`` with -inf."""
     bias = np.where(mask, 0.0, -np.inf).astype(dtype) if mask.dtype == np.bool_ else mask.astype(dtype)
@@ -128,19 +150,8 @@ class Attention(Node):
         if self.softcap:
             qk = self.softcap * np.tanh(qk / self.softcap)
         captured.append(qk)
-        if past_k is not None:
-            offsets = np.full(batch, past_k.shape[2])
-        elif nonpad is not None:
-            offsets = nonpad.astype(np.int64) - sq
-        else:
-            offsets = np.zeros(batch, np.int64)
-        ok = allowed_keys(sq, total, offsets, bool(self.is_causal), self.left_window_size, self.right_window_size)
-        if nonpad is not None:
-            ok = ok & (np.arange(total)[None, None, None, :] < nonpad.astype(np.int64)[:, None, None, None])
-        bias = np.where(ok, 0.0, -np.inf).astype(ct)
-        if mask is not None:
-            bias = bias + mask_bias(mask, total, ct)
-        qk = qk + bias
+        qk = qk + attention_bias(batch, sq, total, None if past_k is None else past_k.shape[2], nonpad, mask,
+                                 bool(self.is_causal), self.left_window_size, self.right_window_size, ct)
         captured.append(qk)
         sm_t = _SOFTMAX_TYPES.get(self.softmax_precision, ct)
         probs = masked_softmax(qk.astype(sm_t)).astype(ct)

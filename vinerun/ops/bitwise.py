@@ -26,6 +26,8 @@ class _Bitwise(BinaryElementwise):
 
 @register_op
 class BitwiseAnd(_Bitwise):
+    """``a & b`` (logical AND for booleans)."""
+
     type_name = "BitwiseAnd"
 
     def fn(self, a, b):
@@ -34,6 +36,8 @@ class BitwiseAnd(_Bitwise):
 
 @register_op
 class BitwiseOr(_Bitwise):
+    """``a | b`` (logical OR for booleans)."""
+
     type_name = "BitwiseOr"
 
     def fn(self, a, b):
@@ -42,6 +46,8 @@ class BitwiseOr(_Bitwise):
 
 @register_op
 class BitwiseXor(_Bitwise):
+    """``a ^ b`` (logical XOR for booleans)."""
+
     type_name = "BitwiseXor"
 
     def fn(self, a, b):
@@ -50,6 +56,8 @@ class BitwiseXor(_Bitwise):
 
 @register_op
 class BitwiseNot(UnaryElementwise):
+    """``~x`` (logical NOT for booleans)."""
+
     type_name, version = "BitwiseNot", "opset13"
 
     def infer(self) -> list:
@@ -86,6 +94,8 @@ class _Shift(BinaryElementwise):
 
 @register_op
 class BitwiseLeftShift(_Shift):
+    """``a << b``, bits shifted out are lost."""
+
     type_name = "BitwiseLeftShift"
 
     def shift(self, a, s):
@@ -95,6 +105,8 @@ class BitwiseLeftShift(_Shift):
 
 @register_op
 class BitwiseRightShift(_Shift):
+    """``a >> b``, arithmetic for signed types."""
+
     type_name = "BitwiseRightShift"
 
     def shift(self, a, s):

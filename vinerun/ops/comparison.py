@@ -20,6 +20,8 @@ class Comparison(BinaryElementwise):
 
 @register_op
 class Equal(Comparison):
+    """``a == b``."""
+
     type_name = "Equal"
 
     def fn(self, a, b):
@@ -28,6 +30,8 @@ class Equal(Comparison):
 
 @register_op
 class NotEqual(Comparison):
+    """``a != b``."""
+
     type_name = "NotEqual"
 
     def fn(self, a, b):
@@ -36,6 +40,8 @@ class NotEqual(Comparison):
 
 @register_op
 class Less(Comparison):
+    """``a < b``."""
+
     type_name = "Less"
 
     def fn(self, a, b):
@@ -44,6 +50,8 @@ class Less(Comparison):
 
 @register_op
 class LessEqual(Comparison):
+    """``a <= b``."""
+
     type_name = "LessEqual"
 
     def fn(self, a, b):
@@ -52,6 +60,8 @@ class LessEqual(Comparison):
 
 @register_op
 class Greater(Comparison):
+    """``a > b``."""
+
     type_name = "Greater"
 
     def fn(self, a, b):
@@ -60,6 +70,8 @@ class Greater(Comparison):
 
 @register_op
 class GreaterEqual(Comparison):
+    """``a >= b``."""
+
     type_name = "GreaterEqual"
 
     def fn(self, a, b):

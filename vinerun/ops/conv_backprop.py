@@ -15,7 +15,7 @@ from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
-from vinerun.ops._spatial import accumulation_dtype, check_auto_pad, effective_kernel, pad_or_crop, per_axis
+from vinerun.ops._spatial import accumulation_dtype, check_auto_pad, effective_kernel, pad_or_crop, per_axis_attrs
 
 
 class BackpropBase(Node):
@@ -45,9 +45,9 @@ class BackpropBase(Node):
         return groups, c_out, [d.get_length() if d.is_static() else None for d in k]
 
     def attrs_for(self, n: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
-        return (per_axis(self.strides, n, 1, "strides"), per_axis(self.dilations, n, 1, "dilations"),
-                per_axis(self.pads_begin, n, 0, "pads_begin"), per_axis(self.pads_end, n, 0, "pads_end"),
-                per_axis(self.output_padding, n, 0, "output_padding"))
+        strides, dilations, pb, pe, op = per_axis_attrs(self, n, "strides", "dilations", "pads_begin", "pads_end",
+                                                        "output_padding")
+        return strides, dilations, pb, pe, op
 
     def infer(self) -> list:
         et = self.get_input_element_type(0)

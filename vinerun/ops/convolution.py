@@ -18,7 +18,7 @@ from vinerun.ops._spatial import (
     effective_kernel,
     output_size,
     pad_or_crop,
-    per_axis,
+    per_axis_attrs,
     resolve_pads,
     windowed_shape,
     windows,
@@ -40,8 +40,8 @@ class ConvolutionBase(Node):
         raise NotImplementedError
 
     def spatial_attrs(self, n: int) -> tuple[list[int], list[int], list[int], list[int]]:
-        return (per_axis(self.strides, n, 1, "strides"), per_axis(self.dilations, n, 1, "dilations"),
-                per_axis(self.pads_begin, n, 0, "pads_begin"), per_axis(self.pads_end, n, 0, "pads_end"))
+        strides, dilations, pb, pe = per_axis_attrs(self, n, "strides", "dilations", "pads_begin", "pads_end")
+        return strides, dilations, pb, pe
 
     def infer(self) -> list:
         et = self.get_input_element_type(0)

@@ -10,7 +10,7 @@ from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
-from vinerun.ops._base import normalize_axis
+from vinerun.ops._base import normalize_axis, without_attrs
 from vinerun.ops._shape_helpers import check_index_type, const_scalar, partial_ints, rank_of
 
 
@@ -98,13 +98,11 @@ class GatherV7(Gather):
 
 
 @register_op
+@without_attrs("batch_dims")
 class GatherV1(Gather):
     """Gather-1: no batch dims."""
 
     type_name, version = "Gather", "opset1"
-
-
-del GatherV1._attr_specs["batch_dims"]
 
 
 @register_op

@@ -8,6 +8,8 @@ from vinerun.ops._base import UnaryElementwise
 
 @register_op
 class Identity(UnaryElementwise):
+    """Its input, unchanged."""
+
     type_name, version = "Identity", "opset16"
 
     def evaluate(self, inputs: list) -> list:

@@ -24,6 +24,8 @@ class _Logical(BinaryElementwise):
 
 @register_op
 class LogicalAnd(_Logical):
+    """``a and b`` on booleans."""
+
     type_name = "LogicalAnd"
 
     def fn(self, a, b):
@@ -32,6 +34,8 @@ class LogicalAnd(_Logical):
 
 @register_op
 class LogicalOr(_Logical):
+    """``a or b`` on booleans."""
+
     type_name = "LogicalOr"
 
     def fn(self, a, b):
@@ -40,6 +44,8 @@ class LogicalOr(_Logical):
 
 @register_op
 class LogicalXor(_Logical):
+    """``a xor b`` on booleans."""
+
     type_name = "LogicalXor"
 
     def fn(self, a, b):
@@ -48,6 +54,8 @@ class LogicalXor(_Logical):
 
 @register_op
 class LogicalNot(UnaryElementwise):
+    """``not x`` on booleans."""
+
     type_name = "LogicalNot"
 
     def infer(self) -> list:

@@ -12,6 +12,8 @@ from vinerun.ir.shape import PartialShape
 
 @register_op
 class MatMul(Node):
+    """Matrix product, batch dims broadcast; ``transpose_a`` / ``transpose_b`` swap an input's last two axes."""
+
     type_name, version, num_inputs = "MatMul", "opset1", (2, 2)
     transpose_a = Attr("bool", False)
     transpose_b = Attr("bool", False)

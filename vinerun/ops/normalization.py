@@ -35,6 +35,14 @@ def axes_value(node: Node, i: int, rank: int, values: np.ndarray | None = None) 
     return sorted({normalize_axis(int(a), rank, node) for a in np.asarray(raw).reshape(-1)})
 
 
+
+def like_data_with_axes(node: Node) -> list:
+    """One output like the data (input 0), once the constant axes (input 1) are checked against its rank."""
+    data = node.get_input_partial_shape(0)
+    if data.rank.is_static():
+        axes_value(node, 1, data.rank.get_length())
+    return [(node.get_input_element_type(0), data)]
+
 @register_op
 class BatchNormInference(Node):
     """``gamma * (x - mean) / sqrt(variance + epsilon) + beta`` per channel (axis 1)."""
@@ -84,10 +92,7 @@ class MVN(Node):
             raise ValidationError(f"eps_mode must be inside_sqrt or outside_sqrt, got '{self.eps_mode}'")
         if not self.get_input_element_type(1).is_dynamic() and not self.get_input_element_type(1).is_integral():
             raise ValidationError("axes (input 1) must be an integer tensor")
-        data = self.get_input_partial_shape(0)
-        if data.rank.is_static():
-            axes_value(self, 1, data.rank.get_length())
-        return [(self.get_input_element_type(0), data)]
+        return like_data_with_axes(self)
 
     def evaluate(self, inputs: list) -> list:
         x = inputs[0]
@@ -142,10 +147,7 @@ class LRN(Node):
     def infer(self) -> list:
         if self.size < 1:
             raise ValidationError(f"size must be positive, got {self.size}")
-        data = self.get_input_partial_shape(0)
-        if data.rank.is_static():
-            axes_value(self, 1, data.rank.get_length())
-        return [(self.get_input_element_type(0), data)]
+        return like_data_with_axes(self)
 
     def evaluate(self, inputs: list) -> list:
         x = inputs[0]
@@ -175,10 +177,7 @@ class NormalizeL2(Node):
     def infer(self) -> list:
         if self.eps_mode not in ("add", "max"):
             raise ValidationError(f"eps_mode must be 'add' or 'max', got '{self.eps_mode}'")
-        data = self.get_input_partial_shape(0)
-        if data.rank.is_static():
-            axes_value(self, 1, data.rank.get_length())
-        return [(self.get_input_element_type(0), data)]
+        return like_data_with_axes(self)
 
     def evaluate(self, inputs: list) -> list:
         x = inputs[0]

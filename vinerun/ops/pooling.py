@@ -19,6 +19,7 @@ from vinerun.ops._spatial import (
     output_size,
     pad_or_crop,
     per_axis,
+    per_axis_attrs,
     resolve_pads,
     windowed_shape,
     windows,
@@ -42,9 +43,11 @@ class PoolBase(Node):
 
     def geometry(self, n: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
         """(kernel, strides, dilations, pads_begin, pads_end) with defaults filled in."""
-        kernel = per_axis(self.kernel, n, 1, "kernel")
-        return (kernel, per_axis(self.strides, n, 1, "strides"), self.pool_dilations(n),
-                per_axis(self.pads_begin, n, 0, "pads_begin"), per_axis(self.pads_end, n, 0, "pads_end"))
+        kernel, strides, pb, pe = per_axis_attrs(self, n, "kernel", "strides", "pads_begin", "pads_end")
+        return kernel, strides, self.pool_dilations(n), pb, pe
+
+    def infer(self) -> list:
+        return [(self.get_input_element_type(0), self.pooled_shape())]
 
     def pooled_shape(self) -> PartialShape:
         data = self.get_input_partial_shape(0)
@@ -143,9 +146,6 @@ class AvgPool(PoolBase):
 
     type_name, version = "AvgPool", "opset1"
     exclude_pad = Attr("bool", False, ir_name="exclude-pad")
-
-    def infer(self) -> list:
-        return [(self.get_input_element_type(0), self.pooled_shape())]
 
     def evaluate(self, inputs: list) -> list:
         x = inputs[0]

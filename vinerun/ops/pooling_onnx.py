@@ -11,7 +11,7 @@ from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
-from vinerun.ops._spatial import per_axis
+from vinerun.ops._spatial import per_axis, per_axis_attrs
 from vinerun.ops.pooling import AvgPool14, PoolBase, padded_windows
 
 
@@ -37,9 +37,6 @@ class LpPool(PoolBase):
 
     def pool_dilations(self, n: int) -> list[int]:
         return per_axis(self.dilations, n, 1, "dilations")
-
-    def infer(self) -> list:
-        return [(self.get_input_element_type(0), self.pooled_shape())]
 
     def evaluate(self, inputs: list) -> list:
         x = inputs[0]
@@ -69,9 +66,7 @@ class MaxUnpool(Node):
 
     def default_shape(self, dims: list) -> list:
         n = len(dims) - 2
-        kernel = per_axis(self.kernel, n, 1, "kernel")
-        strides = per_axis(self.strides, n, 1, "strides")
-        pb, pe = per_axis(self.pads_begin, n, 0, "pads_begin"), per_axis(self.pads_end, n, 0, "pads_end")
+        kernel, strides, pb, pe = per_axis_attrs(self, n, "kernel", "strides", "pads_begin", "pads_end")
         out = list(dims[:2])
         for i, d in enumerate(dims[2:]):
             if isinstance(d, Dimension) and d.is_dynamic():

@@ -86,13 +86,31 @@ def dequantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, 
     return (xf * scale.astype(np.float32)).astype(dtype)
 
 
-@register_op
-class QuantizeLinear(Node):
-    """``(x, y_scale[, y_zero_point])`` -> quantized ``y``; its type is the zero point's, else ``output_type``."""
+def zero_point(inputs: list) -> np.ndarray | None:
+    """The optional zero point (input 2)."""
+    return inputs[2] if len(inputs) > 2 else None
 
-    type_name, version, num_inputs = "QuantizeLinear", "onnx", (2, 3)
+
+class LinearQuantization(Node):
+    """Shared by QuantizeLinear and DequantizeLinear: ``(x, scale[, zero_point])``, ``axis`` and ``block_size``."""
+
+    num_inputs = (2, 3)
     axis = Attr("int", 1)
     block_size = Attr("int", 0)
+
+    def broadcast_params(self, inputs: list) -> tuple[np.ndarray, np.ndarray | None]:
+        """The scale (input 1) and the zero point (input 2, if given) broadcast to the shape of ``x`` (input 0)."""
+        shape, zp = inputs[0].shape, zero_point(inputs)
+        s = expand_param(inputs[1], shape, self.axis, self.block_size)
+        z = expand_param(zp, shape, self.axis, self.block_size) if zp is not None else None
+        return s, z
+
+
+@register_op
+class QuantizeLinear(LinearQuantization):
+    """``(x, y_scale[, y_zero_point])`` -> quantized ``y``; its type is the zero point's, else ``output_type``."""
+
+    type_name, version = "QuantizeLinear", "onnx"
     output_type = Attr("type", Type.u8)
     saturate = Attr("bool", True)
     precision = Attr("type", Type.dynamic)  # of x / y_scale; dynamic: the scale's type
@@ -104,22 +122,18 @@ class QuantizeLinear(Node):
         return [(et, self.get_input_partial_shape(0))]
 
     def evaluate(self, inputs: list) -> list:
-        x, scale = inputs[0], inputs[1]
-        zp = inputs[2] if len(inputs) > 2 else None
+        zp = zero_point(inputs)
         dtype = zp.dtype if zp is not None else self.output_type.to_dtype()
-        s = expand_param(scale, x.shape, self.axis, self.block_size)
-        z = expand_param(zp, x.shape, self.axis, self.block_size) if zp is not None else None
+        s, z = self.broadcast_params(inputs)
         precision = self.precision.to_dtype() if self.precision.is_static() else None
-        return [np.asarray(quantize(x, s, z, dtype, self.saturate, precision))]
+        return [np.asarray(quantize(inputs[0], s, z, dtype, self.saturate, precision))]
 
 
 @register_op
-class DequantizeLinear(Node):
+class DequantizeLinear(LinearQuantization):
     """``(x, x_scale[, x_zero_point])`` -> ``(x - zero_point) * scale`` of the scale's type (or ``output_type``)."""
 
-    type_name, version, num_inputs = "DequantizeLinear", "onnx", (2, 3)
-    axis = Attr("int", 1)
-    block_size = Attr("int", 0)
+    type_name, version = "DequantizeLinear", "onnx"
     output_type = Attr("type", Type.dynamic)
 
     def infer(self) -> list:
@@ -127,12 +141,9 @@ class DequantizeLinear(Node):
         return [(et, self.get_input_partial_shape(0))]
 
     def evaluate(self, inputs: list) -> list:
-        x, scale = inputs[0], inputs[1]
-        zp = inputs[2] if len(inputs) > 2 else None
-        dtype = self.output_type.to_dtype() if self.output_type.is_static() else scale.dtype
-        s = expand_param(scale, x.shape, self.axis, self.block_size)
-        z = expand_param(zp, x.shape, self.axis, self.block_size) if zp is not None else None
-        return [np.asarray(dequantize(x, s, z, dtype))]
+        dtype = self.output_type.to_dtype() if self.output_type.is_static() else inputs[1].dtype
+        s, z = self.broadcast_params(inputs)
+        return [np.asarray(dequantize(inputs[0], s, z, dtype))]
 
 
 def dynamic_quantization_params(x: np.ndarray) -> tuple[np.float32, np.uint8]:

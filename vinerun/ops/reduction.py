@@ -8,6 +8,7 @@ OpenVINO semantics: an empty ``axes`` tensor reduces nothing (the output equals 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
@@ -86,6 +87,12 @@ class ArithmeticReduction(Node):
         return [out.astype(x.dtype, copy=False)]
 
 
+def _widened(fn: Callable[..., np.ndarray], x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """``fn`` (np.sum, np.prod) over ``axes`` of ``widen(x)``, keeping dims; integers stay in their type."""
+    w = widen(x)
+    return fn(w, axis=axes, keepdims=True, dtype=None if w.dtype.kind == "f" else w.dtype)
+
+
 @register_op
 class ReduceSum(ArithmeticReduction):
     """Sum over axes."""
@@ -93,8 +100,7 @@ class ReduceSum(ArithmeticReduction):
     type_name, version = "ReduceSum", "opset1"
 
     def reduce(self, x, axes):
-        w = widen(x)
-        return np.sum(w, axis=axes, keepdims=True, dtype=None if w.dtype.kind == "f" else w.dtype)
+        return _widened(np.sum, x, axes)
 
 
 @register_op
@@ -119,24 +125,17 @@ class ReduceProd(ArithmeticReduction):
     type_name, version = "ReduceProd", "opset1"
 
     def reduce(self, x, axes):
-        w = widen(x)
-        return np.prod(w, axis=axes, keepdims=True, dtype=None if w.dtype.kind == "f" else w.dtype)
+        return _widened(np.prod, x, axes)
 
 
-def _lowest(dtype: np.dtype) -> object:
+def _limit(dtype: np.dtype, highest: bool) -> object:
+    """The highest (or lowest) value of ``dtype``: the result of min (or max) over an empty set."""
     if dtype == np.bool_:
-        return False
+        return highest
     if dtype.kind in "iu":
-        return np.iinfo(dtype).min
-    return -np.inf
-
-
-def _highest(dtype: np.dtype) -> object:
-    if dtype == np.bool_:
-        return True
-    if dtype.kind in "iu":
-        return np.iinfo(dtype).max
-    return np.inf
+        info = np.iinfo(dtype)
+        return info.max if highest else info.min
+    return np.inf if highest else -np.inf
 
 
 @register_op
@@ -146,7 +145,7 @@ class ReduceMax(ArithmeticReduction):
     type_name, version = "ReduceMax", "opset1"
 
     def reduce(self, x, axes):
-        return np.max(x, axis=axes, keepdims=True, initial=_lowest(x.dtype))
+        return np.max(x, axis=axes, keepdims=True, initial=_limit(x.dtype, highest=False))
 
 
 @register_op
@@ -156,7 +155,7 @@ class ReduceMin(ArithmeticReduction):
     type_name, version = "ReduceMin", "opset1"
 
     def reduce(self, x, axes):
-        return np.min(x, axis=axes, keepdims=True, initial=_highest(x.dtype))
+        return np.min(x, axis=axes, keepdims=True, initial=_limit(x.dtype, highest=True))
 
 
 @register_op

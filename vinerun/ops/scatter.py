@@ -8,7 +8,7 @@ import numpy as np
 from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
-from vinerun.ops._base import normalize_axis
+from vinerun.ops._base import normalize_axis, without_attrs
 from vinerun.ops._shape_helpers import check_index_type, rank_of
 
 _UFUNCS = {"sum": np.add, "sub": np.subtract, "prod": np.multiply, "min": np.minimum, "max": np.maximum}
@@ -55,6 +55,16 @@ def scatter_reduce(out: np.ndarray, where: tuple, updates: np.ndarray, reduction
     return out
 
 
+def axis_and_indices(node: Node, data: np.ndarray, indices: np.ndarray, axis: np.ndarray) -> tuple[int, np.ndarray]:
+    """The normalized axis (a 1-element input) and the indices along it, negatives wrapped and range-checked."""
+    ax = normalize_axis(int(np.asarray(axis).reshape(-1)[0]), data.ndim, node)
+    idx = np.asarray(indices).astype(np.int64)
+    idx = np.where(idx < 0, idx + data.shape[ax], idx)
+    if ((idx < 0) | (idx >= data.shape[ax])).any():
+        raise ValidationError(f"an index is out of range for axis {ax} of size {data.shape[ax]}")
+    return ax, idx
+
+
 def _same_as_data(node: Node) -> list:
     return [(node.get_input_element_type(0), node.get_input_partial_shape(0))]
 
@@ -71,9 +81,7 @@ class ScatterUpdate(Node):
 
     def evaluate(self, inputs: list) -> list:
         data, indices, updates, axis = inputs
-        axis = normalize_axis(int(np.asarray(axis).reshape(-1)[0]), data.ndim, self)
-        idx = np.asarray(indices).astype(np.int64)
-        idx = np.where(idx < 0, idx + data.shape[axis], idx)
+        axis, idx = axis_and_indices(self, data, indices, axis)
         out = np.moveaxis(data.copy(), axis, 0)
         upd = np.moveaxis(updates, list(range(axis, axis + idx.ndim)), list(range(idx.ndim)))
         out[idx] = upd
@@ -99,11 +107,7 @@ class ScatterElementsUpdate(Node):
 
     def evaluate(self, inputs: list) -> list:
         data, indices, updates, axis = inputs
-        axis = normalize_axis(int(np.asarray(axis).reshape(-1)[0]), data.ndim, self)
-        idx = np.asarray(indices).astype(np.int64)
-        idx = np.where(idx < 0, idx + data.shape[axis], idx)
-        if ((idx < 0) | (idx >= data.shape[axis])).any():
-            raise ValidationError(f"an index is out of range for axis {axis} of size {data.shape[axis]}")
+        axis, idx = axis_and_indices(self, data, indices, axis)
         where = list(np.indices(idx.shape, sparse=True))
         where[axis] = idx
         out = scatter_reduce(data.copy(), tuple(where), np.asarray(updates)[tuple(slice(n) for n in idx.shape)],
@@ -112,14 +116,11 @@ class ScatterElementsUpdate(Node):
 
 
 @register_op
+@without_attrs("reduction", "use_init_val")
 class ScatterElementsUpdateV3(ScatterElementsUpdate):
     """ScatterElementsUpdate-3: no reduction."""
 
     type_name, version = "ScatterElementsUpdate", "opset3"
-
-
-for _name in ("reduction", "use_init_val"):
-    del ScatterElementsUpdateV3._attr_specs[_name]
 
 
 @register_op
@@ -150,14 +151,11 @@ class ScatterNDUpdate(Node):
 
 
 @register_op
+@without_attrs("reduction")
 class ScatterNDUpdateV3(ScatterNDUpdate):
     """ScatterNDUpdate-3: no reduction."""
 
     type_name, version = "ScatterNDUpdate", "opset3"
-    reduction = Attr("str", "none")
-
-
-del ScatterNDUpdateV3._attr_specs["reduction"]
 
 
 @register_op

@@ -11,7 +11,7 @@ from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
 from vinerun.ir.types import Type
-from vinerun.ops._base import normalize_axis
+from vinerun.ops._base import normalize_axis, without_attrs
 from vinerun.ops._shape_helpers import const_ints, const_scalar, rank_of, shape_length
 
 
@@ -49,6 +49,7 @@ class Range(Node):
 
 
 @register_op
+@without_attrs("output_type")
 class RangeV1(Range):
     """Range-1: the output takes the inputs' element type."""
 
@@ -57,9 +58,6 @@ class RangeV1(Range):
     @property
     def output_type(self) -> Type:  # type: ignore[override]
         return self.get_input_element_type(0)
-
-
-del RangeV1._attr_specs["output_type"]
 
 
 @register_op
@@ -132,11 +130,10 @@ class OneHot(Node):
 
 
 @register_op
+@without_attrs("negative_indices_mode")
 class OneHotV1(OneHot):
     """OneHot-1: negative indices match nothing."""
 
     type_name, version = "OneHot", "opset1"
     negative_indices_mode = Attr("str", "ignore_negative")
 
-
-del OneHotV1._attr_specs["negative_indices_mode"]

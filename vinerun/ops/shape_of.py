@@ -8,6 +8,7 @@ from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import PartialShape
 from vinerun.ir.types import Type
+from vinerun.ops._base import without_attrs
 from vinerun.ops._shape_helpers import index_type, rank_of
 
 
@@ -39,15 +40,11 @@ class ShapeOf(Node):
 
 
 @register_op
+@without_attrs("output_type")  # ShapeOf-1 has no attributes in IR files
 class ShapeOfV1(ShapeOf):
     """ShapeOf-1: always i64."""
 
     type_name, version = "ShapeOf", "opset1"
-    output_type = Attr("type", Type.i64)
-
-
-# ShapeOf-1 has no attributes in IR files.
-del ShapeOfV1._attr_specs["output_type"]
 
 
 @register_op

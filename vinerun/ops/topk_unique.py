@@ -9,7 +9,7 @@ from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
 from vinerun.ir.types import Type
-from vinerun.ops._base import normalize_axis
+from vinerun.ops._base import normalize_axis, without_attrs
 from vinerun.ops._shape_helpers import const_scalar, index_type, rank_of
 
 
@@ -78,6 +78,7 @@ class TopK(Node):
 
 
 @register_op
+@without_attrs("stable")
 class TopKV3(TopK):
     """TopK-3 (and TopK-1, the same attributes): no ``stable`` attribute; ties still keep index order."""
 
@@ -85,14 +86,11 @@ class TopKV3(TopK):
 
 
 @register_op
+@without_attrs("stable")
 class TopKV1(TopK):
     """TopK-1."""
 
     type_name, version = "TopK", "opset1"
-
-
-for _cls in (TopKV3, TopKV1):
-    del _cls._attr_specs["stable"]
 
 
 @register_op

@@ -8,6 +8,7 @@ from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
+from vinerun.ir.types import Type
 from vinerun.ops._shape_helpers import check_index_type, const_ints, rank_of
 
 
@@ -50,11 +51,17 @@ class _BlockRearrange(Node):
     mode = Attr("str", "blocks_first")
     block_size = Attr("int", 1)
 
-    def _check(self) -> None:
+    def checked_input(self) -> tuple[PartialShape, Type, int | None]:
+        """Check the attributes and the input's rank (>= 3); the input's shape, type and rank (None if dynamic)."""
         if self.mode not in ("blocks_first", "depth_first"):
             raise ValidationError(f"mode must be 'blocks_first' or 'depth_first', got '{self.mode}'")
         if self.block_size < 1:
             raise ValidationError(f"block_size must be positive, got {self.block_size}")
+        ps, et = self.get_input_partial_shape(0), self.get_input_element_type(0)
+        r = rank_of(ps)
+        if r is not None and r < 3:
+            raise ValidationError(f"the input must have rank >= 3, got {r}")
+        return ps, et, r
 
 
 @register_op
@@ -64,13 +71,9 @@ class DepthToSpace(_BlockRearrange):
     type_name, version = "DepthToSpace", "opset1"
 
     def infer(self) -> list:
-        self._check()
-        ps, et = self.get_input_partial_shape(0), self.get_input_element_type(0)
-        r = rank_of(ps)
+        ps, et, r = self.checked_input()
         if r is None:
             return [(et, PartialShape.dynamic())]
-        if r < 3:
-            raise ValidationError(f"the input must have rank >= 3, got {r}")
         k, bs = r - 2, self.block_size
         c = ps[1]
         if c.is_static():
@@ -99,13 +102,9 @@ class SpaceToDepth(_BlockRearrange):
     type_name, version = "SpaceToDepth", "opset1"
 
     def infer(self) -> list:
-        self._check()
-        ps, et = self.get_input_partial_shape(0), self.get_input_element_type(0)
-        r = rank_of(ps)
+        ps, et, r = self.checked_input()
         if r is None:
             return [(et, PartialShape.dynamic())]
-        if r < 3:
-            raise ValidationError(f"the input must have rank >= 3, got {r}")
         k, bs = r - 2, self.block_size
         spatial = []
         for d in list(ps)[2:]:

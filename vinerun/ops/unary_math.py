@@ -36,6 +36,8 @@ class FloatMath(UnaryElementwise):
 
 @register_op
 class Abs(UnaryElementwise):
+    """``|x|``."""
+
     type_name = "Abs"
 
     def fn(self, x):
@@ -44,6 +46,8 @@ class Abs(UnaryElementwise):
 
 @register_op
 class Negative(UnaryElementwise):
+    """``-x`` (wrapping for unsigned integers)."""
+
     type_name = "Negative"
 
     def fn(self, x):
@@ -54,6 +58,8 @@ class Negative(UnaryElementwise):
 
 @register_op
 class Sign(UnaryElementwise):
+    """-1, 0 or 1 by the sign of ``x``."""
+
     type_name = "Sign"
 
     def fn(self, x):
@@ -62,6 +68,8 @@ class Sign(UnaryElementwise):
 
 @register_op
 class Floor(UnaryElementwise):
+    """Round down (integers unchanged)."""
+
     type_name = "Floor"
 
     def fn(self, x):
@@ -70,6 +78,8 @@ class Floor(UnaryElementwise):
 
 @register_op
 class Ceiling(UnaryElementwise):
+    """Round up (integers unchanged)."""
+
     type_name = "Ceiling"
 
     def fn(self, x):
@@ -140,6 +150,8 @@ class _FloatTest(UnaryElementwise):
 
 @register_op
 class IsNaN(_FloatTest):
+    """True where the input is NaN."""
+
     type_name = "IsNaN"
 
     def fn(self, x):
@@ -148,6 +160,8 @@ class IsNaN(_FloatTest):
 
 @register_op
 class IsFinite(_FloatTest):
+    """True where the input is neither infinite nor NaN."""
+
     type_name = "IsFinite"
 
     def fn(self, x):

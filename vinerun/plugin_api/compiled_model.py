@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from vinerun.ir.model import Model
 from vinerun.ir.node import Output
+from vinerun.plugin_api.async_infer_request import IAsyncInferRequest
+from vinerun.plugin_api.executors import IExecutor, StreamsExecutor
 
 if TYPE_CHECKING:
     from vinerun.plugin_api.infer_request import ISyncInferRequest
+
+
+_executor_lock = threading.Lock()
 
 
 class ICompiledModel(ABC):
@@ -31,6 +38,28 @@ class ICompiledModel(ABC):
     def create_sync_infer_request(self) -> ISyncInferRequest:
         """A new request with its own buffers."""
 
+    def create_async_infer_request(self, sync: ISyncInferRequest) -> IAsyncInferRequest:
+        """The asynchronous side of ``sync``: by default one stage, ``sync.infer``, on :meth:`task_executor`."""
+        return IAsyncInferRequest(sync, self.task_executor())
+
+    def task_executor(self) -> IExecutor:
+        """The executor of this model's requests, made on first use and shut down with the model."""
+        executor = self.__dict__.get("_task_executor")
+        if executor is None:
+            with _executor_lock:
+                executor = self.__dict__.get("_task_executor")
+                if executor is None:
+                    executor = self.make_task_executor()
+                    shutdown = getattr(executor, "shutdown", None)
+                    if shutdown is not None:
+                        weakref.finalize(self, shutdown)
+                    self.__dict__["_task_executor"] = executor
+        return executor
+
+    def make_task_executor(self) -> IExecutor:
+        """Devices override to set streams and their threads; the default is one stream."""
+        return StreamsExecutor(1, name=self.device_name)
+
     @abstractmethod
     def get_property(self, key: str) -> Any:
         """A compiled-model property (``SUPPORTED_PROPERTIES`` lists them)."""
@@ -39,6 +68,11 @@ class ICompiledModel(ABC):
         from vinerun.errors import PropertyError
 
         raise PropertyError(f"{self.device_name} compiled models have no writable properties: {sorted(config)}")
+
+    def export_graph(self) -> Model:
+        """The graph ``export_model`` stores, which ``IPlugin.import_model`` gets back; it must be writable
+        as OpenVINO IR (a device whose passes make internal ops returns the graph before them)."""
+        return self.model
 
     def get_runtime_model(self) -> Model:
         """The executed graph (after device passes)."""

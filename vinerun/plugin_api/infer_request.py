@@ -32,6 +32,10 @@ class ISyncInferRequest(ABC):
     def infer(self, inputs: list[Any]) -> list[Any]:
         """Run once; ``inputs`` are host arrays in model-input order; returns one value per output."""
 
+    def cancel(self) -> None:
+        """Asked to stop the inference in flight (from another thread); devices that can, stop early."""
+        return None
+
     def get_profiling_info(self) -> list[ProfilingInfo]:
         return []
 

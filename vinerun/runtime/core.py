@@ -7,25 +7,53 @@ from typing import Any
 
 from vinerun.errors import DeviceError, PropertyError
 from vinerun.ir.model import Model
+from vinerun.runtime.blob import import_compiled
+from vinerun.runtime.cache import model_cache
 from vinerun.runtime.compiled_model import CompiledModel
 from vinerun.runtime.model_io import read_model as _read_model
 from vinerun.runtime.registry import PluginRegistry
 
+DEVICE_PROPERTIES = "DEVICE_PROPERTIES"
+#: keys the Core itself keeps (besides the devices' own)
+CORE_KEYS = ("CACHE_DIR", "CACHE_MAX_SIZE", "CACHE_MODE", "ENABLE_MMAP", "FORCE_TBB_TERMINATE", DEVICE_PROPERTIES)
+
 
 def normalize_config(config: Any) -> dict[str, Any]:
-    """Config dicts take keys as strings or property keys, and values as Python or enum values."""
+    """A config as ``{name: value}``: from a dict, one ``(key, value)`` pair, or a list of pairs.
+
+    Keys may be strings or property keys (``props.hint.performance_mode``); values Python or enum values.
+    """
     if config is None:
         return {}
-    if isinstance(config, tuple) and len(config) == 2:
+    if isinstance(config, tuple) and len(config) == 2 and isinstance(config[0], str):
         config = dict([config])
-    if isinstance(config, (list, set)):
-        config = dict(config)
+    if isinstance(config, (list, tuple, set)):
+        try:
+            config = dict(config)
+        except (TypeError, ValueError):
+            raise PropertyError("config must be a dict of property keys to values, or a list of "
+                                "(key, value) pairs such as props.cache_dir('dir')") from None
     if not isinstance(config, dict):
         raise PropertyError(f"config must be a dict of property keys to values, not {type(config).__name__}")
-    out = {}
-    for k, v in config.items():
-        out[str(k)] = v
-    return out
+    return {str(k): v for k, v in config.items()}
+
+
+def device_properties(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The ``DEVICE_PROPERTIES`` entry of ``config`` (removed from it) as ``{device: {name: value}}``."""
+    value = config.pop(DEVICE_PROPERTIES, None)
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise PropertyError(f"{DEVICE_PROPERTIES} takes {{device name: {{property: value}}}}, got {value!r}")
+    return {str(d).upper(): normalize_config(v) for d, v in value.items()}
+
+
+def apply_device_properties(config: dict[str, Any], device: str) -> dict[str, Any]:
+    """``config`` with ``DEVICE_PROPERTIES[device]`` merged in (the per-device values win)."""
+    per_device = device_properties(config)
+    for name in (split_device(device).upper(), device.strip().upper()):
+        config.update(per_device.get(name, {}))
+    return config
 
 
 def split_device(device_name: str) -> str:
@@ -79,35 +107,63 @@ class Core:
 
     def compile_model(self, model: Any, device_name: str | None = None, config: Any = None) -> CompiledModel:
         """Compile a Model (or a model path) for ``device_name`` (default CPU until AUTO exists)."""
-        if not isinstance(model, Model):
-            model = self.read_model(model)
         device = device_name or "CPU"
         plugin = self._plugin(device)
-        return CompiledModel(plugin.compile_model(model, normalize_config(config)))
+        cfg = apply_device_properties(normalize_config(config), device)
+        cache = model_cache(self, plugin, cfg)  # CACHE_DIR: load a blob or compile and store one
+        if cache is not None:
+            return cache.compile_model(model, plugin, device, cfg, self.read_model)
+        if not isinstance(model, Model):
+            model = self.read_model(model)
+        return CompiledModel(plugin.compile_model(model, cfg))
+
+    def import_model(self, model_stream: Any, device_name: str, config: Any = None) -> CompiledModel:
+        """A compiled model from ``CompiledModel.export_model()`` output (bytes or ``io.BytesIO``).
+
+        The blob's header is checked first: a wrong magic, truncation, another vinerun version or
+        another device raise :class:`~vinerun.errors.BlobError` saying which.
+        """
+        return CompiledModel(import_compiled(model_stream, self._plugin(device_name), normalize_config(config)))
 
     def query_model(self, model: Model, device_name: str, config: Any = None) -> dict[str, str]:
         return self._plugin(device_name).query_model(model, normalize_config(config))
 
     def set_property(self, device_name: Any, properties: Any = None) -> None:
-        """``set_property("CPU", {...})`` or ``set_property({...})`` for every device."""
+        """``set_property("CPU", {...})``, ``set_property("CPU", key(value))`` or ``set_property({...})``.
+
+        Without a device the values go to every device that supports them; a key that no device and
+        not the Core knows is an error. ``DEVICE_PROPERTIES`` sets values on the devices it names.
+        """
         if properties is None:
             props = normalize_config(device_name)
-            for name in self._registry.names():
-                plugin = self._registry.get(name)
-                known = {k: v for k, v in props.items() if k in plugin.supported_properties()}
-                plugin.set_property(known)
-            self._global.update(props)
+            for dev, values in device_properties(props).items():
+                self._plugin(dev).set_property(values)
+            plugins = [self._registry.get(name) for name in self._registry.names()]
+            unknown = [k for k in props if k not in CORE_KEYS
+                       and not any(k in p.supported_properties() for p in plugins)]
+            if unknown:
+                raise PropertyError(f"Unsupported property {', '.join(unknown)}: no device supports it "
+                                    f"(devices: {', '.join(self._registry.names())})")
+            for plugin in plugins:
+                plugin.set_property({k: v for k, v in props.items() if k in plugin.supported_properties()})
+            self._global.update({k: v for k, v in props.items() if k in CORE_KEYS})
             return
-        self._plugin(device_name).set_property(normalize_config(properties))
+        props = apply_device_properties(normalize_config(properties), str(device_name))
+        self._plugin(device_name).set_property(props)
 
-    def get_property(self, device_name: str, name: Any = None) -> Any:
+    def get_property(self, device_name: Any, name: Any = None) -> Any:
+        """``get_property("CPU", key)`` -> the typed value; ``get_property(key)`` -> a Core-wide value."""
         if name is None:
             key = str(device_name)
             if key in self._global:
                 return self._global[key]
             if key == "AVAILABLE_DEVICES":
                 return self.available_devices
-            raise PropertyError(f"Core has no global property {key}")
+            if key == "SUPPORTED_PROPERTIES":
+                return {**{k: "RW" for k in CORE_KEYS}, "AVAILABLE_DEVICES": "RO", "SUPPORTED_PROPERTIES": "RO"}
+            if key in CORE_KEYS:
+                return "" if key == "CACHE_DIR" else None
+            raise PropertyError(f"Core has no global property {key}; ask a device: get_property('CPU', '{key}')")
         return self._plugin(device_name).get_property(str(name))
 
     def get_versions(self, device_name: str) -> dict[str, Any]:

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from vinerun.errors import InputError
+from vinerun.errors import InputError, RequestBusyError, RequestCancelledError
 from vinerun.ir.node import Output
 from vinerun.ir.tensor import Tensor
+from vinerun.plugin_api.async_infer_request import IAsyncInferRequest
 from vinerun.plugin_api.infer_request import ProfilingInfo
+from vinerun.plugin_api.variable_state import VariableState
 from vinerun.runtime.inputs import convert_input, normalize_inputs, resolve_input_key
 from vinerun.runtime.results import InferResult
 
 if TYPE_CHECKING:
     from vinerun.runtime.compiled_model import CompiledModel
+
+log = logging.getLogger("vinerun")
 
 
 class InferRequest:
@@ -22,6 +28,12 @@ class InferRequest:
     >>> request = compiled.create_infer_request()
     >>> result = request.infer({"data": x})
     >>> request.get_output_tensor(0).data
+
+    Asynchronously (see :meth:`start_async`):
+
+    >>> request.set_callback(lambda userdata: print("done", userdata), "first")
+    >>> request.start_async({"data": x})
+    >>> request.wait()
     """
 
     def __init__(self, compiled: CompiledModel):
@@ -31,6 +43,11 @@ class InferRequest:
         self._outputs: list[Any] | None = None
         self._latency_ms = 0.0
         self.userdata: Any = None
+        self._async: IAsyncInferRequest | None = None
+        self._callback: Callable[[Any], Any] | None = None
+        #: set by AsyncInferQueue: called with the error (or None) instead of the user callback
+        self._done_hook: Callable[[BaseException | None], None] | None = None
+        self._t0 = 0.0
 
     @property
     def model_inputs(self) -> list[Output]:
@@ -50,6 +67,7 @@ class InferRequest:
     def infer(self, inputs: Any = None, share_inputs: bool = False, share_outputs: bool = False,
               decode_strings: bool = True) -> InferResult:
         """Run synchronously; returns outputs keyed by port, index or name."""
+        self._check_idle()
         arrays = normalize_inputs(self.model_inputs, inputs, self._inputs)
         t0 = time.perf_counter()
         outs = self._impl.infer(arrays)
@@ -59,6 +77,70 @@ class InferRequest:
             outs = [o.copy() if hasattr(o, "copy") and hasattr(o, "dtype") and not o.flags.owndata else o for o in outs]
         self._outputs = outs
         return InferResult(self.model_outputs, outs)
+
+    # --- asynchronous ------------------------------------------------------------------
+    def start_async(self, inputs: Any = None, userdata: Any = None, share_inputs: bool = False) -> None:
+        """Start an inference and return at once; it runs on one of the compiled model's streams.
+
+        Input errors raise here. When it finishes, the callback (:meth:`set_callback`) is called with
+        ``userdata`` (this call's, else the one given to ``set_callback``); :meth:`wait` returns after it.
+        """
+        self._check_idle()
+        arrays = normalize_inputs(self.model_inputs, inputs, self._inputs)
+        if userdata is not None:
+            self.userdata = userdata
+        if self._async is None:
+            self._async = self._compiled._impl.create_async_infer_request(self._impl)
+            self._async.on_complete = self._on_complete
+        self._inputs = {i: a for i, a in enumerate(arrays)}
+        self._t0 = time.perf_counter()
+        self._async.start_async(arrays)
+
+    def _on_complete(self, error: BaseException | None) -> None:
+        """In the worker thread, after the last stage: keep the outputs, then call back."""
+        self._latency_ms = (time.perf_counter() - self._t0) * 1e3
+        if error is None and self._async is not None:
+            self._outputs = [o.copy() if hasattr(o, "flags") and not o.flags.owndata else o
+                             for o in self._async.outputs]
+        if self._done_hook is not None:
+            self._done_hook(error)
+        elif error is None and self._callback is not None:
+            self._callback(self.userdata)
+        elif error is not None and self._callback is not None and not isinstance(error, RequestCancelledError):
+            log.error("vinerun: asynchronous inference failed, the callback was not called (wait() raises it): "
+                      "%s: %s", type(error).__name__, error)
+
+    def wait(self) -> None:
+        """Block until the inference started by :meth:`start_async` is done (callback included).
+
+        Raises what went wrong: the inference error, ``RequestCancelledError`` after :meth:`cancel`, or
+        ``CallbackError`` (with the callback's exception as cause). The error stays until the next start.
+        """
+        if self._async is not None:
+            self._async.wait()
+
+    def wait_for(self, timeout: int) -> bool:
+        """Wait at most ``timeout`` milliseconds; ``True`` if the inference is done (or none was started)."""
+        if self._async is None:
+            return True
+        return self._async.wait_for(timeout / 1e3)
+
+    def cancel(self) -> None:
+        """Cancel the inference in flight: :meth:`wait` then raises "Infer Request was canceled"."""
+        if self._async is not None:
+            self._async.cancel()
+
+    def set_callback(self, callback: Callable[[Any], Any], userdata: Any = None) -> None:
+        """``callback(userdata)`` runs in a worker thread after each successful asynchronous inference.
+
+        An exception in it is logged and raised by the next :meth:`wait` as ``CallbackError``.
+        """
+        self._callback = callback
+        self.userdata = userdata
+
+    def _check_idle(self) -> None:
+        if self._async is not None and self._async.busy:
+            raise RequestBusyError("Infer request is busy: an asynchronous inference is running; call wait() first")
 
     @property
     def results(self) -> InferResult:
@@ -112,6 +194,7 @@ class InferRequest:
 
     def set_input_tensor(self, index_or_tensor: Any, tensor: Tensor | None = None) -> None:
         index, tensor = (0, index_or_tensor) if tensor is None else (index_or_tensor, tensor)
+        self._check_idle()
         port = self.model_inputs[index]
         self._inputs[index] = convert_input(port, index, tensor)
 
@@ -131,8 +214,10 @@ class InferRequest:
 
     profiling_info = property(get_profiling_info)
 
-    def query_state(self) -> list[Any]:
+    def query_state(self) -> list[VariableState]:
+        """One :class:`VariableState` per model variable (empty for a model without state)."""
         return self._impl.query_state()
 
     def reset_state(self) -> None:
+        """Reset every variable to its initial value (the ReadValue's init, or zeros)."""
         self._impl.reset_state()

@@ -7,7 +7,7 @@ import sys
 
 from vinerun import __version__
 from vinerun.errors import VinerunError
-from vinerun.tools import devices
+from vinerun.tools import benchmark, devices
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,6 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"vinerun {__version__}")
     sub = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     devices.add_parser(sub)
+    benchmark.add_parser(sub)
     return parser
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import enum
 import json
 from typing import Any
 
@@ -10,13 +11,31 @@ from vinerun.runtime.core import Core
 
 
 def format_value(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return " ".join(format_value(v) for v in value)
-    if isinstance(value, dict):
-        return " ".join(f"{k}:{format_value(v)}" for k, v in value.items())
+    """A typed property value as hello_query_device prints it: enums by name, types by short name."""
     if isinstance(value, bool):
         return "YES" if value else "NO"
+    if isinstance(value, enum.Enum):
+        return value.name
+    if hasattr(value, "get_type_name"):
+        return value.get_type_name()
+    if isinstance(value, (list, tuple)):
+        return " ".join(format_value(v) for v in value) if value != [""] else '""'
+    if isinstance(value, dict):
+        return " ".join(f"{k}:{format_value(v)}" for k, v in value.items())
     return str(value)
+
+
+def _plain(value: Any) -> Any:
+    """A value JSON can hold (enums and types by name)."""
+    if isinstance(value, enum.Enum):
+        return value.name
+    if hasattr(value, "get_type_name"):
+        return value.get_type_name()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value if isinstance(value, (bool, int, float, str)) or value is None else str(value)
 
 
 def query_devices(core: Core) -> dict[str, dict[str, Any]]:
@@ -46,13 +65,15 @@ def run(args: argparse.Namespace) -> int:
     core = Core()
     devices = query_devices(core)
     if args.json:
-        print(json.dumps(devices, indent=2, default=str))
+        print(json.dumps({d: {k: _plain(v) for k, v in p.items()} for d, p in devices.items()}, indent=2))
         return 0
     print("[ INFO ] Available devices:")
     for device, props in devices.items():
+        modes = core.get_property(device, "SUPPORTED_PROPERTIES")
         print(f"[ INFO ] {device} :")
         print("[ INFO ] \tSUPPORTED_PROPERTIES:")
         for key, value in props.items():
-            print(f"[ INFO ] \t\t{key} : {format_value(value)}")
+            mode = "Mutable" if modes.get(key) == "RW" else "Immutable"
+            print(f"[ INFO ] \t\t{mode}: {key} : {format_value(value)}")
         print("[ INFO ]")
     return 0

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import onnx
 from google.protobuf.message import DecodeError
 
+import onnx
 from vinerun.errors import ModelReadError
 from vinerun.frontends.onnx.converter import convert_model
 from vinerun.ir.model import Model

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 import onnx
 from onnx import numpy_helper
-
 from vinerun.errors import UnsupportedOpError, ValidationError
 from vinerun.ir.core_ops import Constant
 from vinerun.ir.node import Output

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 import onnx
 from onnx import helper, numpy_helper
-
 from vinerun.errors import ModelReadError, UnsupportedOpError, ValidationError, VinerunError
 from vinerun.frontends.onnx.context import NodeContext
 from vinerun.frontends.onnx.registry import find_translator
@@ -134,7 +134,7 @@ class GraphConverter:
         from vinerun.ir.core_ops import Result
 
         res_nodes = []
-        for vo, out in zip(graph.output, results):
+        for vo, out in zip(graph.output, results, strict=True):
             r = Result(out, name=vo.name)
             res_nodes.append(r)
         all_params = params + [p for p, _ in self.captured.values()]
@@ -203,7 +203,7 @@ class GraphConverter:
         for imp in fn.opset_import:
             opsets[imp.domain or "ai.onnx"] = imp.version
         sub = GraphConverter(opsets, self.functions, parent=None, source=self.source)
-        for formal, actual in zip(fn.input, inputs):
+        for formal, actual in zip(fn.input, inputs, strict=False):  # trailing optional inputs may be left out
             sub.values[formal] = actual
         for formal in list(fn.input)[len(inputs):]:
             sub.values[formal] = None

@@ -4,43 +4,58 @@ from __future__ import annotations
 
 from typing import Any
 
-from vinerun.errors import PropertyError
 from vinerun.ir.interpreter import state_scope
 from vinerun.ir.model import Model
 from vinerun.plugin_api.compiled_model import ICompiledModel
+from vinerun.plugin_api.executors import StreamsExecutor
 from vinerun.plugin_api.infer_request import ISyncInferRequest, ProfilingInfo
+from vinerun.plugin_api.property_table import PropertyValues
+from vinerun.plugin_api.variable_state import VariableState, variable_states
+from vinerun.plugins.cpu import device_info
+from vinerun.plugins.cpu.config import COMPILED_TABLE, PLUGIN_TABLE, effective_precision
 from vinerun.plugins.cpu.plan import Plan
-
-_RO = ("SUPPORTED_PROPERTIES", "NETWORK_NAME", "OPTIMAL_NUMBER_OF_INFER_REQUESTS", "EXECUTION_DEVICES",
-       "PERF_COUNT", "INFERENCE_PRECISION_HINT", "PERFORMANCE_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS")
+from vinerun.plugins.cpu.streams import StreamsConfig, init_stream_thread, resolve_streams
+from vinerun.transformations import common_cleanup
 
 
 class CPUCompiledModel(ICompiledModel):
     """A model compiled into a :class:`Plan` of CPU kernels."""
 
-    def __init__(self, model: Model, config: dict[str, Any]):
+    def __init__(self, model: Model, config: PropertyValues | dict[str, Any]):
         super().__init__(model.clone(), "CPU")
-        self.config = dict(config)
+        if not isinstance(config, PropertyValues):
+            values = PropertyValues(PLUGIN_TABLE)
+            values.set(config)
+            config = values
+        self.values = config
+        #: the read-write values it was compiled with (what export_model stores)
+        self.config: dict[str, Any] = {k: config.get(k) for k in COMPILED_TABLE.props if k in config.values}
+        self.streams: StreamsConfig = resolve_streams(config, device_info.core_count())
+        self.loaded_from_cache = False
+        self.properties = PropertyValues(COMPILED_TABLE, {k: config.get(k) for k in COMPILED_TABLE.props
+                                                          if k in PLUGIN_TABLE.props}, computed={
+            "NETWORK_NAME": lambda: self.model.friendly_name,
+            "NUM_STREAMS": lambda: self.streams.num_streams,
+            "INFERENCE_NUM_THREADS": lambda: self.streams.num_threads,
+            "OPTIMAL_NUMBER_OF_INFER_REQUESTS": lambda: self.streams.num_requests,
+            "INFERENCE_PRECISION_HINT": lambda: effective_precision(config),
+            "LOADED_FROM_CACHE": lambda: self.loaded_from_cache,
+        })
+        common_cleanup()(self.model)  # constant folding + dead code, in place on the clone
         self.plan = Plan(self.model)
 
     def create_sync_infer_request(self) -> CPUInferRequest:
         return CPUInferRequest(self)
 
     def get_property(self, key: str) -> Any:
-        values = {
-            "SUPPORTED_PROPERTIES": {k: "RO" for k in _RO},
-            "NETWORK_NAME": self.model.friendly_name,
-            "OPTIMAL_NUMBER_OF_INFER_REQUESTS": 1,
-            "EXECUTION_DEVICES": ["CPU"],
-            "PERF_COUNT": bool(self.config.get("PERF_COUNT", False)),
-            "INFERENCE_PRECISION_HINT": self.config.get("INFERENCE_PRECISION_HINT", "f32"),
-            "PERFORMANCE_HINT": self.config.get("PERFORMANCE_HINT", "LATENCY"),
-            "NUM_STREAMS": int(self.config.get("NUM_STREAMS", 1)),
-            "INFERENCE_NUM_THREADS": int(self.config.get("INFERENCE_NUM_THREADS", 0)),
-        }
-        if key not in values:
-            raise PropertyError(f"Unsupported property {key} by CPU compiled model. Supported: {', '.join(_RO)}")
-        return values[key]
+        """Typed values (enums, bool, int, ``Type``), also where OpenVINO's compiled model returns strings."""
+        return self.properties.get(key)
+
+    def make_task_executor(self) -> StreamsExecutor:
+        """One worker thread per stream, each with its share of the cores."""
+        per_stream = self.streams.threads_per_stream
+        return StreamsExecutor(self.streams.num_streams, name=f"CPU:{self.model.friendly_name}",
+                               on_thread_start=lambda _i: init_stream_thread(per_stream))
 
 
 class CPUInferRequest(ISyncInferRequest):
@@ -52,7 +67,7 @@ class CPUInferRequest(ISyncInferRequest):
         self._profile: list[ProfilingInfo] = []
 
     def infer(self, inputs: list[Any]) -> list[Any]:
-        profile: list[ProfilingInfo] | None = [] if self.compiled.config.get("PERF_COUNT") else None
+        profile: list[ProfilingInfo] | None = [] if self.compiled.values.get("PERF_COUNT") else None
         with state_scope(self.state):
             outs = self.compiled.plan.run(inputs, profile)
         if profile is not None:
@@ -61,3 +76,6 @@ class CPUInferRequest(ISyncInferRequest):
 
     def get_profiling_info(self) -> list[ProfilingInfo]:
         return list(self._profile)
+
+    def query_state(self) -> list[VariableState]:
+        return variable_states(self.compiled.model, self.state)

@@ -82,7 +82,7 @@ class Plan:
         values: list[Any] = [None] * self.n_slots
         for s, v in self.constants.items():
             values[s] = v
-        for s, v in zip(self.input_slots, inputs):
+        for s, v in zip(self.input_slots, inputs, strict=False):
             values[s] = v
         with body_runner(self.run_body):
             for step in self.steps:
@@ -103,7 +103,7 @@ class Plan:
                         step.node.friendly_name, step.node.type_name, step.kernel.exec_type, "EXECUTED",
                         timedelta(seconds=time.perf_counter() - t0),
                         timedelta(seconds=time.process_time() - c0)))
-                for s, v in zip(step.outs, outs):
+                for s, v in zip(step.outs, outs, strict=False):
                     values[s] = v
                 for s in step.free:
                     values[s] = None

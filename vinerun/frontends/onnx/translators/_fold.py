@@ -2,45 +2,25 @@
 
 Shape arithmetic in ONNX files (Shape -> Gather -> Concat -> Reshape) is mostly constant once the
 input shapes are static; folding it while translating lets the consumers infer static shapes.
+The rule itself is the constant-folding pass's (:func:`vinerun.transformations.fold_values`).
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from vinerun.ir.core_ops import Constant
 from vinerun.ir.node import Node, Output
+from vinerun.transformations.constant_folding import MAX_FOLD_ELEMENTS, fold_values
 
-#: do not fold results bigger than this many elements (they would bloat the model)
-MAX_FOLD_ELEMENTS = 1 << 20
+__all__ = ["MAX_FOLD_ELEMENTS", "fold", "fold1"]
 
 
 def fold(node: Node) -> list[Output]:
-    """The node's outputs, replaced by Constants when they are known now and small.
-
-    They are known when the node can tell its value from its input shapes (``static_value``, as
-    ShapeOf does) or when every input is a Constant.
-    """
-    static_value = getattr(node, "static_value", None)
-    value = static_value() if callable(static_value) else None
-    if value is not None:
-        node.detach()
-        return [Constant(value).output(0)]
-    sources = [o for o in node.input_values() if o is not None]
-    if not all(o.node.type_name == "Constant" for o in sources):
-        return node.outputs()
-    if sum(o.node.get_value().size for o in sources) > MAX_FOLD_ELEMENTS or any(
-            o.partial_shape.is_static() and _elements(o.partial_shape) > MAX_FOLD_ELEMENTS for o in node.outputs()):
-        return node.outputs()
-    values = node.evaluate([None if o is None else o.node.get_value() for o in node.input_values()])
-    if any(np.size(v) > MAX_FOLD_ELEMENTS for v in values):
+    """The node's outputs, replaced by Constants when they are known now and small."""
+    values = fold_values(node)
+    if values is None:
         return node.outputs()
     node.detach()
-    return [Constant(np.asarray(v)).output(0) for v in values]
-
-
-def _elements(shape: object) -> int:
-    return int(np.prod([int(d) for d in shape]))  # type: ignore[attr-defined]
+    return [Constant(v).output(0) for v in values]
 
 
 def fold1(node: Node) -> Output:

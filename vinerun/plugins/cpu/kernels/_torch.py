@@ -1,4 +1,5 @@
-"""NumPy <-> torch conversions without copies where possible (bf16 via a bit view)."""
+"""NumPy <-> torch conversions without copies where possible (bf16 via a bit view), and the element-type
+checks kernel factories share."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import ml_dtypes
 import numpy as np
 import torch
 
+from vinerun.ir.node import Node
+
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 # dtypes torch computes with natively; others fall back to the reference
 TORCH_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int8, np.uint8, np.int16,
                                       np.int32, np.int64, np.bool_)} | {_BF16}
+# element types (vinerun names) of the float kernels
+FLOAT_TYPES = ("f32", "f16", "bf16", "f64")
 
 
 def torch_ok(*arrays: Any) -> bool:
@@ -31,3 +36,25 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     if t.dtype == torch.bfloat16:
         return t.contiguous().view(torch.int16).numpy().view(_BF16)
     return t.numpy()
+
+
+def float_inputs(node: Node, *indices: int) -> bool:
+    """Each of the inputs ``indices`` has a float element type."""
+    return all(node.get_input_element_type(i).get_type_name() in FLOAT_TYPES for i in indices)
+
+
+def float_node(node: Node, inputs: int = 2) -> bool:
+    """All of the first ``inputs`` inputs share one float element type."""
+    names = {node.get_input_element_type(i).get_type_name() for i in range(inputs)}
+    return len(names) == 1 and names.pop() in FLOAT_TYPES
+
+
+def static_rank(node: Node, i: int = 0) -> int | None:
+    """The rank of input ``i`` when static, else None."""
+    rank = node.get_input_partial_shape(i).rank
+    return rank.get_length() if rank.is_static() else None
+
+
+def widened(t: torch.Tensor) -> torch.Tensor:
+    """f16 and bf16 as f32 (statistics and transcendental math lose too much in them); others as they are."""
+    return t.float() if t.dtype in (torch.float16, torch.bfloat16) else t

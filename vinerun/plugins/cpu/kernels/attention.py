@@ -12,15 +12,9 @@ import torch
 import torch.nn.functional as F
 
 from vinerun.ir.node import Node
-from vinerun.ops.attention import allowed_keys, mask_bias, to_heads
+from vinerun.ops.attention import attention_bias, to_heads
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
-
-_FLOAT = ("f32", "f16", "bf16", "f64")
-
-
-def _float_qkv(node: Node) -> bool:
-    return all(node.get_input_element_type(i).get_type_name() in _FLOAT for i in range(3))
+from vinerun.plugins.cpu.kernels._torch import float_inputs, to_numpy, to_torch
 
 
 def _compute(t: torch.Tensor) -> torch.Tensor:
@@ -35,7 +29,7 @@ def _zero_dead_rows(y: torch.Tensor) -> torch.Tensor:
 
 @cpu_kernel("ScaledDotProductAttention")
 def sdpa(node: Node) -> Kernel | None:
-    if not _float_qkv(node):
+    if not float_inputs(node, 0, 1, 2):
         return None
     causal = node.causal
 
@@ -55,7 +49,7 @@ def sdpa(node: Node) -> Kernel | None:
 
 @cpu_kernel("Attention")
 def onnx_attention(node: Node) -> Kernel | None:
-    if not _float_qkv(node) or node.softcap or node.output(3).get_target_inputs():
+    if not float_inputs(node, 0, 1, 2) or node.softcap or node.output(3).get_target_inputs():
         return None
     a = node.get_attributes()
     hq, hkv = a["q_num_heads"], a["kv_num_heads"]
@@ -71,18 +65,8 @@ def onnx_attention(node: Node) -> Kernel | None:
             v = torch.cat([to_torch(past_v), v], dim=2)
         batch, heads, sq = q.shape[:3]
         total = k.shape[2]
-        if past_k is not None:
-            offsets = np.full(batch, past_k.shape[2])
-        elif nonpad is not None:
-            offsets = nonpad.astype(np.int64) - sq
-        else:
-            offsets = np.zeros(batch, np.int64)
-        ok = allowed_keys(sq, total, offsets, bool(a["is_causal"]), a["left_window_size"], a["right_window_size"])
-        if nonpad is not None:
-            ok = ok & (np.arange(total)[None, None, None, :] < nonpad.astype(np.int64)[:, None, None, None])
-        bias = np.where(ok, 0.0, -np.inf).astype(np.float32)
-        if mask is not None:
-            bias = bias + mask_bias(mask, total, np.float32)
+        bias = attention_bias(batch, sq, total, None if past_k is None else past_k.shape[2], nonpad, mask,
+                              bool(a["is_causal"]), a["left_window_size"], a["right_window_size"], np.float32)
         attn_bias = None if bias.min(initial=0.0) == 0.0 and bias.max(initial=0.0) == 0.0 else (
             torch.from_numpy(np.ascontiguousarray(bias)).to(_compute(q).dtype))
         y = F.scaled_dot_product_attention(_compute(q), _compute(k), _compute(v), attn_mask=attn_bias,

@@ -10,22 +10,16 @@ import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
+from vinerun.plugins.cpu.kernels._torch import float_node, static_rank, to_numpy, to_torch
 
-FLOAT_TYPES = ("f32", "f16", "bf16", "f64")
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _CONV_T = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
 
 
-def float_node(node: Node, inputs: int = 2) -> bool:
-    """All of the first ``inputs`` inputs share one float element type."""
-    names = {node.get_input_element_type(i).get_type_name() for i in range(inputs)}
-    return len(names) == 1 and names.pop() in FLOAT_TYPES
-
-
 def spatial_count(node: Node) -> int | None:
-    rank = node.get_input_partial_shape(0).rank
-    return rank.get_length() - 2 if rank.is_static() else None
+    """The number of spatial axes of the data (input 0), when its rank is static."""
+    rank = static_rank(node)
+    return None if rank is None else rank - 2
 
 
 def torch_pad(begin: list[int], end: list[int]) -> list[int]:

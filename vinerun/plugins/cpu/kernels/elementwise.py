@@ -13,12 +13,11 @@ import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
+from vinerun.plugins.cpu.kernels._torch import FLOAT_TYPES, to_numpy, to_torch
 
-_FLOAT = ("f32", "f16", "bf16", "f64")
 # integer types whose ATen arithmetic wraps exactly like NumPy's
 _INT = ("i8", "u8", "i16", "i32", "i64")
-_TORCH_TYPES = _FLOAT + _INT + ("boolean",)
+_TORCH_TYPES = FLOAT_TYPES + _INT + ("boolean",)
 
 _BINARY: dict[str, Callable] = {"Add": torch.add, "Subtract": torch.sub, "Multiply": torch.mul,
                                 "Maximum": torch.maximum, "Minimum": torch.minimum}
@@ -64,7 +63,7 @@ def _binary_kernel(op: Callable, name: str) -> Kernel:
 
 @cpu_kernel(*_BINARY)
 def binary(node: Node) -> Kernel | None:
-    if not _all_in(node, _FLOAT + _INT) or not _numpy_broadcast(node):
+    if not _all_in(node, FLOAT_TYPES + _INT) or not _numpy_broadcast(node):
         return None
     op = _BINARY[node.type_name]
     return _binary_kernel(op, op.__name__)
@@ -72,7 +71,7 @@ def binary(node: Node) -> Kernel | None:
 
 @cpu_kernel("Divide", "Power", "SquaredDifference")
 def float_binary(node: Node) -> Kernel | None:
-    if not _all_in(node, _FLOAT) or not _numpy_broadcast(node):
+    if not _all_in(node, FLOAT_TYPES) or not _numpy_broadcast(node):
         return None
     if node.type_name == "Divide":
         return _binary_kernel(torch.div, "div")
@@ -120,7 +119,7 @@ _INT_UNARY = ("Relu", "Abs", "Negative", "Sign")
 
 @cpu_kernel(*_UNARY)
 def unary(node: Node) -> Kernel | None:
-    allowed = _FLOAT + ("i8", "i16", "i32", "i64") if node.type_name in _INT_UNARY else _FLOAT
+    allowed = FLOAT_TYPES + ("i8", "i16", "i32", "i64") if node.type_name in _INT_UNARY else FLOAT_TYPES
     if not _all_in(node, allowed):
         return None
     op = _UNARY[node.type_name]
@@ -129,7 +128,7 @@ def unary(node: Node) -> Kernel | None:
 
 @cpu_kernel("Elu", "Gelu", "SoftPlus", "Clamp", "Round")
 def parametrized_unary(node: Node) -> Kernel | None:
-    if not _all_in(node, _FLOAT):
+    if not _all_in(node, FLOAT_TYPES):
         return None
     t = node.type_name
     if t == "Elu":
@@ -150,7 +149,7 @@ def parametrized_unary(node: Node) -> Kernel | None:
 
 @cpu_kernel("PRelu", "Swish", "HardSigmoid", "Selu")
 def param_activation(node: Node) -> Kernel | None:
-    if not _all_in(node, _FLOAT):
+    if not _all_in(node, FLOAT_TYPES):
         return None
     fns: dict[str, Callable] = {
         "PRelu": lambda x, s: torch.where(x < 0, x * s, x),
@@ -183,7 +182,7 @@ def convert(node: Node) -> Kernel | None:
     if src not in _TORCH_TYPES or dst not in _TORCH_TYPES or dst == "boolean":
         return None
     dtype = _TORCH_DTYPE[dst]
-    if dst in _FLOAT:
+    if dst in FLOAT_TYPES:
         if src == "f64" and dst in ("f16", "bf16"):
             return None  # ATen narrows f64 through f32: two roundings
         return _unary_kernel(lambda x: x.to(dtype), "to")
@@ -201,7 +200,7 @@ def convert(node: Node) -> Kernel | None:
 
 @cpu_kernel("MatMul")
 def matmul(node: Node) -> Kernel | None:
-    if not _all_in(node, _FLOAT):
+    if not _all_in(node, FLOAT_TYPES):
         return None
     ta, tb = node.transpose_a, node.transpose_b
 

@@ -10,18 +10,17 @@ import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
-
-_FLOAT = ("f32", "f16", "bf16", "f64")
+from vinerun.plugins.cpu.kernels._torch import float_inputs, to_numpy, to_torch
 
 
 def _wide(t: torch.Tensor) -> torch.Tensor:
+    """Compute in f32 (f64 stays f64)."""
     return t if t.dtype == torch.float64 else t.float()
 
 
 @cpu_kernel("SwiGLU")
 def swiglu(node: Node) -> Kernel | None:
-    if node.get_input_element_type(0).get_type_name() not in _FLOAT:
+    if not float_inputs(node, 0):
         return None
     alpha = node.alpha
 
@@ -36,7 +35,7 @@ def swiglu(node: Node) -> Kernel | None:
 
 @cpu_kernel("CausalConvWithState")
 def causal_conv_with_state(node: Node) -> Kernel | None:
-    if node.get_input_element_type(0).get_type_name() not in _FLOAT:
+    if not float_inputs(node, 0):
         return None
     silu = node.activation in ("silu", "swish")
 

@@ -6,23 +6,34 @@ Statistics of f16/bf16 inputs are computed in f32 (as the references do in wider
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.ops.normalization import axes_value
-from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
-from vinerun.plugins.cpu.kernels.conv import float_node
+from vinerun.plugins.cpu.kernels import Kernel, KernelFn, cpu_kernel
+from vinerun.plugins.cpu.kernels._torch import float_node, static_rank, to_numpy, to_torch, widened
 
 
-def widened(t: torch.Tensor) -> torch.Tensor:
-    return t.float() if t.dtype in (torch.float16, torch.bfloat16) else t
+def float_axes(node: Node) -> tuple[int, list[int]] | None:
+    """(rank, axes) of a float node with a static rank and constant, non-empty axes (input 1); else None."""
+    rank = static_rank(node)
+    if not float_node(node, 1) or rank is None:
+        return None
+    axes = axes_value(node, 1, rank)
+    return (rank, axes) if axes else None
 
 
-def static_rank(node: Node) -> int | None:
-    rank = node.get_input_partial_shape(0).rank
-    return rank.get_length() if rank.is_static() else None
+def on_widened(fn: Callable[[torch.Tensor], torch.Tensor]) -> KernelFn:
+    """A kernel computing ``fn`` on input 0 widened by ``widened`` and returning the input's dtype."""
+
+    def run(inputs: list) -> list:
+        x = to_torch(inputs[0])
+        return [to_numpy(fn(widened(x)).to(x.dtype))]
+
+    return run
 
 
 @cpu_kernel("BatchNormInference")
@@ -43,31 +54,23 @@ def batch_norm(node: Node) -> Kernel | None:
 
 @cpu_kernel("MVN")
 def mvn(node: Node) -> Kernel | None:
-    rank = static_rank(node)
-    if not float_node(node, 1) or rank is None:
+    found = float_axes(node)
+    if found is None:
         return None
-    axes = axes_value(node, 1, rank)
-    if not axes:
-        return None
+    rank, axes = found
     eps, inside = node.eps, node.eps_mode == "inside_sqrt"
     trailing = axes == list(range(axes[0], rank))
     if trailing and inside and node.normalize_variance:
-        def layer_norm(inputs: list) -> list:
-            x = to_torch(inputs[0])
-            return [to_numpy(F.layer_norm(widened(x), x.shape[axes[0]:], eps=eps).to(x.dtype))]
+        return Kernel(on_widened(lambda x: F.layer_norm(x, x.shape[axes[0]:], eps=eps)), "aten_layer_norm")
 
-        return Kernel(layer_norm, "aten_layer_norm")
-
-    def run(inputs: list) -> list:
-        x = to_torch(inputs[0])
-        xw = widened(x)
+    def mean_variance(x: torch.Tensor) -> torch.Tensor:
         if not node.normalize_variance:
-            return [to_numpy((xw - xw.mean(dim=axes, keepdim=True)).to(x.dtype))]
-        var, mean = torch.var_mean(xw, dim=axes, correction=0, keepdim=True)
+            return x - x.mean(dim=axes, keepdim=True)
+        var, mean = torch.var_mean(x, dim=axes, correction=0, keepdim=True)
         std = torch.sqrt(var + eps) if inside else torch.sqrt(var) + eps
-        return [to_numpy(((xw - mean) / std).to(x.dtype))]
+        return (x - mean) / std
 
-    return Kernel(run, "aten_mvn")
+    return Kernel(on_widened(mean_variance), "aten_mvn")
 
 
 @cpu_kernel("GroupNormalization")
@@ -86,38 +89,35 @@ def group_norm(node: Node) -> Kernel | None:
 
 @cpu_kernel("LRN")
 def lrn(node: Node) -> Kernel | None:
-    rank = static_rank(node)
-    if not float_node(node, 1) or rank is None or rank < 3 or node.size % 2 == 0:
-        return None
-    if axes_value(node, 1, rank) != [1]:
+    found = float_axes(node)
+    if found is None or found[0] < 3 or found[1] != [1] or node.size % 2 == 0:
         return None
     size, alpha, beta, bias = node.size, node.alpha, node.beta, node.bias
-
-    def run(inputs: list) -> list:
-        x = to_torch(inputs[0])
-        return [to_numpy(F.local_response_norm(widened(x), size, alpha, beta, bias).to(x.dtype))]
-
-    return Kernel(run, "aten_lrn")
+    return Kernel(on_widened(lambda x: F.local_response_norm(x, size, alpha, beta, bias)), "aten_lrn")
 
 
 @cpu_kernel("NormalizeL2")
 def normalize_l2(node: Node) -> Kernel | None:
-    rank = static_rank(node)
-    if not float_node(node, 1) or rank is None:
+    found = float_axes(node)
+    if found is None:
         return None
-    axes = axes_value(node, 1, rank)
-    if not axes:
-        return None
+    axes = found[1]
     eps, add = node.eps, node.eps_mode == "add"
 
-    def run(inputs: list) -> list:
-        x = to_torch(inputs[0])
-        xw = widened(x)
-        ss = (xw * xw).sum(dim=axes, keepdim=True)
+    def normalize(x: torch.Tensor) -> torch.Tensor:
+        ss = (x * x).sum(dim=axes, keepdim=True)
         ss = ss + eps if add else ss.clamp_min(eps)
-        return [to_numpy((xw / ss.sqrt()).to(x.dtype))]
+        return x / ss.sqrt()
 
-    return Kernel(run, "aten_normalize_l2")
+    return Kernel(on_widened(normalize), "aten_normalize_l2")
+
+
+def first_norm_axis(node: Node) -> int | None:
+    """The first normalized axis of a float LayerNormalization / RMSNormalization of static rank; else None."""
+    rank = static_rank(node)
+    if not float_node(node, 2) or rank is None:
+        return None
+    return node.first_axis(rank)
 
 
 def stash(node: Node, x: torch.Tensor) -> torch.dtype:
@@ -129,10 +129,9 @@ def stash(node: Node, x: torch.Tensor) -> torch.dtype:
 
 @cpu_kernel("LayerNormalization")
 def layer_norm(node: Node) -> Kernel | None:
-    rank = static_rank(node)
-    if not float_node(node, 2) or rank is None:
+    first = first_norm_axis(node)
+    if first is None:
         return None
-    first = node.first_axis(rank)
     stat_dtype = node.get_output_element_type(1).to_dtype()
 
     def run(inputs: list) -> list:
@@ -150,10 +149,9 @@ def layer_norm(node: Node) -> Kernel | None:
 
 @cpu_kernel("RMSNormalization")
 def rms_norm(node: Node) -> Kernel | None:
-    rank = static_rank(node)
-    if not float_node(node, 2) or rank is None:
+    first = first_norm_axis(node)
+    if first is None:
         return None
-    first = node.first_axis(rank)
 
     def run(inputs: list) -> list:
         x, scale = to_torch(inputs[0]), to_torch(inputs[1])

@@ -15,13 +15,7 @@ from vinerun.ir.node import Node
 from vinerun.ops.einsum import parse_equation
 from vinerun.ops.reduction import normalize_axes
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
-
-_FLOAT = ("f32", "f16", "bf16", "f64")
-
-
-def _float_input(node: Node, i: int = 0) -> bool:
-    return node.get_input_element_type(i).get_type_name() in _FLOAT
+from vinerun.plugins.cpu.kernels._torch import float_inputs, to_numpy, to_torch
 
 
 def _prod(x: torch.Tensor, dims: list[int], keepdim: bool) -> torch.Tensor:
@@ -43,7 +37,7 @@ _REDUCTIONS: dict[str, Callable[[torch.Tensor, list[int], bool], torch.Tensor]] 
 
 @cpu_kernel(*_REDUCTIONS)
 def reduction(node: Node) -> Kernel | None:
-    if not _float_input(node):
+    if not float_inputs(node, 0):
         return None
     op, keep, reference = _REDUCTIONS[node.type_name], bool(node.keep_dims), node.evaluate
 
@@ -61,7 +55,7 @@ def reduction(node: Node) -> Kernel | None:
 
 @cpu_kernel("Softmax", "LogSoftmax")
 def softmax(node: Node) -> Kernel | None:
-    if not _float_input(node):
+    if not float_inputs(node, 0):
         return None
     op, axis = (torch.softmax if node.type_name == "Softmax" else torch.log_softmax), node.axis
 
@@ -76,7 +70,7 @@ def softmax(node: Node) -> Kernel | None:
 
 @cpu_kernel("ArgMax", "ArgMin")
 def arg_reduce(node: Node) -> Kernel | None:
-    if not _float_input(node):
+    if not float_inputs(node, 0):
         return None
     op = torch.argmax if node.type_name == "ArgMax" else torch.argmin
     axis, keep, last, reference = node.axis, bool(node.keepdims), bool(node.select_last_index), node.evaluate
@@ -96,7 +90,7 @@ def arg_reduce(node: Node) -> Kernel | None:
 
 @cpu_kernel("Einsum")
 def einsum(node: Node) -> Kernel | None:
-    if not all(_float_input(node, i) for i in range(node.get_input_size())):
+    if not float_inputs(node, *range(node.get_input_size())):
         return None
     equation = parse_equation(node.equation).equation()
 

@@ -1,4 +1,4 @@
-"""Build a one-node ONNX model and run it through vinerun's public API (for the reduce-area tests)."""
+"""Build small ONNX models and run them through vinerun's public API on CPU (shared by the op tests)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,16 @@ def one_node_model(node: onnx.NodeProto, opset: int, feeds: dict[str, np.ndarray
     outputs = [helper.make_tensor_value_info(name, onnx.TensorProto.UNDEFINED, None) for name in node.output]
     graph = helper.make_graph([node], "g", inputs, outputs)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+
+
+def run_model(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], outputs: list[onnx.ValueInfoProto],
+              feeds: list[np.ndarray], opset: int = 18) -> tuple[ov.CompiledModel, tuple]:
+    """Compile a graph of ``nodes`` for CPU; the compiled model and its outputs on ``feeds``."""
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(model.SerializeToString()), "CPU")
+    return compiled, compiled.create_infer_request().infer(feeds).to_tuple()
 
 
 def run_onnx(node: onnx.NodeProto, opset: int, feeds: dict[str, np.ndarray]) -> tuple:

@@ -1,0 +1,108 @@
+"""Streams: how many per hint, threads per stream, and requests that really run at the same time."""
+
+import threading
+
+import pytest
+import torch
+
+import vinerun as ov
+from vinerun.plugin_api.executors import StreamsExecutor
+from vinerun.plugin_api.property_table import PropertyValues
+from vinerun.plugins.cpu.config import PLUGIN_TABLE
+from vinerun.plugins.cpu.streams import init_stream_thread, resolve_streams, throughput_threads_per_stream
+
+from ._async_util import patch_plan, tiny_model, x
+
+
+def _resolve(cores, **config):
+    values = PropertyValues(PLUGIN_TABLE)
+    values.set(config)
+    s = resolve_streams(values, cores)
+    return s.num_streams, s.threads_per_stream, s.num_requests
+
+
+@pytest.mark.parametrize("cores, config, expected", [
+    (2, {}, (1, 2, 1)),
+    (2, {"PERFORMANCE_HINT": "LATENCY"}, (1, 2, 1)),
+    (2, {"PERFORMANCE_HINT": "THROUGHPUT"}, (2, 1, 2)),
+    (2, {"PERFORMANCE_HINT": "CUMULATIVE_THROUGHPUT"}, (2, 1, 2)),
+    (8, {"PERFORMANCE_HINT": "THROUGHPUT"}, (8, 1, 8)),
+    (32, {"PERFORMANCE_HINT": "THROUGHPUT"}, (8, 4, 8)),
+    (2, {"PERFORMANCE_HINT": "THROUGHPUT", "PERFORMANCE_HINT_NUM_REQUESTS": 1}, (1, 2, 1)),
+    (8, {"PERFORMANCE_HINT": "THROUGHPUT", "PERFORMANCE_HINT_NUM_REQUESTS": 3}, (3, 2, 3)),
+    (2, {"PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_NUM_THREADS": 1}, (1, 1, 1)),
+    (2, {"NUM_STREAMS": 2}, (2, 1, 2)),
+    (2, {"NUM_STREAMS": 5}, (2, 1, 2)),
+    (2, {"NUM_STREAMS": "AUTO"}, (2, 1, 2)),
+    (2, {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": 1}, (1, 2, 1)),
+    (4, {"INFERENCE_NUM_THREADS": 2}, (1, 2, 1)),
+])
+def test_streams_per_hint(cores, config, expected):
+    assert _resolve(cores, **config) == expected
+
+
+def test_compiled_model_reports_streams():
+    core = ov.Core()
+    cores = int(core.get_property("CPU", "RANGE_FOR_STREAMS")[1])
+    lat = core.compile_model(tiny_model(), "CPU", {"PERFORMANCE_HINT": "LATENCY"})
+    tput = core.compile_model(tiny_model(), "CPU", {"PERFORMANCE_HINT": "THROUGHPUT"})
+    assert lat.get_property("NUM_STREAMS") == 1 and lat.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS") == 1
+    streams = cores // throughput_threads_per_stream(cores)
+    assert tput.get_property("NUM_STREAMS") == streams
+    assert tput.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS") == streams
+    assert len(ov.AsyncInferQueue(tput)) == streams
+
+
+def test_stream_thread_count_is_per_thread():
+    before = torch.get_num_threads()
+    seen = []
+
+    def worker():
+        init_stream_thread(1)
+        seen.append(torch.get_num_threads())
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert seen == [1]
+    assert torch.get_num_threads() == before  # the caller's thread keeps its count
+
+
+def _overlaps(log):
+    spans = sorted((start, end) for start, end, *_ in log)
+    return any(spans[i + 1][0] < spans[i][1] for i in range(len(spans) - 1))
+
+
+def test_executor_runs_tasks_in_parallel():
+    ex = StreamsExecutor(2, name="test")
+    barrier = threading.Barrier(2, timeout=30)  # passes only if both tasks run at the same time
+    passed = [threading.Event(), threading.Event()]
+    for event in passed:
+        ex.submit(lambda e=event: (barrier.wait(), e.set()))
+    assert all(e.wait(60) for e in passed)
+    ex.shutdown()
+
+
+def test_throughput_requests_overlap_on_two_streams():
+    core = ov.Core()
+    compiled = core.compile_model(tiny_model(), "CPU", {"NUM_STREAMS": 2})
+    rec = patch_plan(compiled, seconds=0.3)
+    queue = ov.AsyncInferQueue(compiled, 2)
+    for i in range(4):
+        queue.start_async(x(i), i)
+    queue.wait_all()
+    assert len(rec.log) == 4
+    assert _overlaps(rec.log)
+    assert {name for _, _, name, _ in rec.log} == {f"CPU:tiny-stream-{i}" for i in range(2)}
+    assert {threads for *_, threads in rec.log} == {1}  # each stream: its share of the 2 threads
+
+
+def test_latency_requests_do_not_overlap():
+    core = ov.Core()
+    compiled = core.compile_model(tiny_model(), "CPU", {"PERFORMANCE_HINT": "LATENCY"})
+    rec = patch_plan(compiled, seconds=0.05)
+    queue = ov.AsyncInferQueue(compiled, 3)  # 3 requests, 1 stream: they queue up
+    for i in range(3):
+        queue.start_async(x(i), i)
+    queue.wait_all()
+    assert len(rec.log) == 3 and not _overlaps(rec.log)

@@ -1,0 +1,103 @@
+"""Streams on the CPU: how many, with how many threads each, and the torch setup of a stream thread.
+
+A stream is one worker thread with its own share of the cores. Rules (OpenVINO's, on the
+machines measured): ``LATENCY`` -> 1 stream with every core; ``THROUGHPUT`` /
+``CUMULATIVE_THROUGHPUT`` -> ``cores // threads_per_stream`` streams (1 thread per stream up to
+8 cores, 4 above); ``NUM_STREAMS`` set explicitly (a count, or ``AUTO``) overrides the hint;
+``INFERENCE_NUM_THREADS`` caps the threads used in all; ``PERFORMANCE_HINT_NUM_REQUESTS`` caps the
+streams and requests of the throughput hints. ``OPTIMAL_NUMBER_OF_INFER_REQUESTS`` = streams.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from vinerun.plugin_api.property_table import PropertyValues
+from vinerun.properties.hint import PerformanceMode
+
+
+@dataclass(frozen=True)
+class StreamsConfig:
+    """The resolved stream layout of a compiled model."""
+
+    num_streams: int
+    threads_per_stream: int
+    num_requests: int
+
+    @property
+    def num_threads(self) -> int:
+        return self.num_streams * self.threads_per_stream
+
+
+def throughput_threads_per_stream(cores: int) -> int:
+    return 1 if cores <= 8 else 4
+
+
+def resolve_streams(values: PropertyValues, cores: int) -> StreamsConfig:
+    """Streams, threads per stream and optimal requests for a configuration on ``cores`` cores."""
+    threads = values.get("INFERENCE_NUM_THREADS") or cores
+    threads = max(1, min(threads, cores))
+    hint = values.get("PERFORMANCE_HINT")
+    requested = int(values.get("NUM_STREAMS"))
+    cap = values.get("PERFORMANCE_HINT_NUM_REQUESTS")
+    if values.is_set("NUM_STREAMS") and requested > 0:
+        streams = min(requested, threads)
+    elif (values.is_set("NUM_STREAMS") and requested < 0) or hint != PerformanceMode.LATENCY:
+        streams = max(1, threads // throughput_threads_per_stream(threads))
+        if requested == -2:  # NUMA: one stream per NUMA node; vinerun sees one node
+            streams = 1
+        if cap and hint != PerformanceMode.LATENCY:
+            streams = min(streams, cap)
+    else:
+        streams = 1
+    per_stream = max(1, threads // streams)
+    requests = min(streams, cap) if cap else streams
+    return StreamsConfig(streams, per_stream, max(1, requests))
+
+
+@functools.cache
+def _thread_local_setters() -> tuple[Callable[[int], Any] | None, Callable[[int], Any] | None]:
+    """``omp_set_num_threads`` of the OpenMP runtime torch loaded, and MKL's thread-local setter."""
+    omp = mkl = None
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            paths = {line.split()[-1] for line in f if ".so" in line}
+    except OSError:
+        return None, None
+    for path in sorted(paths):
+        name = os.path.basename(path)
+        try:
+            if name.startswith(("libgomp", "libiomp", "libomp")) and omp is None:
+                omp = ctypes.CDLL(path).omp_set_num_threads
+            elif name.startswith("libtorch_cpu") and mkl is None:
+                mkl = ctypes.CDLL(path).MKL_Set_Num_Threads_Local  # C interface: takes an int
+        except (OSError, AttributeError):
+            continue
+    return omp, mkl
+
+
+def init_stream_thread(threads: int) -> None:
+    """Give the calling (stream) thread ``threads`` intra-op threads, without touching other threads.
+
+    ATen's OpenMP backend reads the thread count per OS thread (the OpenMP ``nthreads`` ICV) and sets
+    it on a thread's first parallel op from a process-wide value that ``torch.set_num_threads`` also
+    changes. So: run one parallel op (the lazy init happens now), then set only this thread's ICV
+    with the OpenMP runtime's ``omp_set_num_threads`` (and MKL's thread-local count). Other threads,
+    the caller's included, keep theirs. Without an OpenMP runtime found, fall back to
+    ``torch.set_num_threads`` (process-wide for threads not started yet).
+    """
+    torch.ones(1 << 15).add_(1)
+    omp, mkl = _thread_local_setters()
+    if omp is None:
+        torch.set_num_threads(threads)
+        return
+    omp(ctypes.c_int(threads))
+    if mkl is not None:
+        mkl(ctypes.c_int(threads))
