@@ -240,7 +240,7 @@ class Model:
         for p in ports:
             if key in p.get_names():
                 return p
-        for p, n in zip(ports, node_names):
+        for p, n in zip(ports, node_names, strict=True):
             if n == key:
                 return p
         known = sorted(n for p in ports for n in p.get_names())

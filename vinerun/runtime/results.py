@@ -52,7 +52,7 @@ class InferResult(Mapping):
         return len(self._values)
 
     def __repr__(self) -> str:
-        return repr(dict(zip(self._ports, self._values)))
+        return repr(dict(zip(self._ports, self._values, strict=True)))
 
     def keys(self):  # type: ignore[override]
         return list(self._ports)
@@ -61,13 +61,13 @@ class InferResult(Mapping):
         return list(self._values)
 
     def items(self):  # type: ignore[override]
-        return list(zip(self._ports, self._values))
+        return list(zip(self._ports, self._values, strict=True))
 
     def names(self) -> tuple[set[str], ...]:
         return tuple(p.get_names() for p in self._ports)
 
     def to_dict(self) -> dict[Output, Any]:
-        return dict(zip(self._ports, self._values))
+        return dict(zip(self._ports, self._values, strict=True))
 
     def to_tuple(self) -> tuple[Any, ...]:
         return tuple(self._values)
