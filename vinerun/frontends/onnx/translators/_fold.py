@@ -2,14 +2,14 @@
 
 Shape arithmetic in ONNX files (Shape -> Gather -> Concat -> Reshape) is mostly constant once the
 input shapes are static; folding it while translating lets the consumers infer static shapes.
-The rule itself is the constant-folding pass's (:func:`vinerun.transformations.fold_values`).
+The rule itself is :func:`vinerun.ir.folding.fold_values`, shared with the constant-folding pass.
 """
 
 from __future__ import annotations
 
 from vinerun.ir.core_ops import Constant
+from vinerun.ir.folding import MAX_FOLD_ELEMENTS, fold_values
 from vinerun.ir.node import Node, Output
-from vinerun.transformations.constant_folding import MAX_FOLD_ELEMENTS, fold_values
 
 __all__ = ["MAX_FOLD_ELEMENTS", "fold", "fold1"]
 
