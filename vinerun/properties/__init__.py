@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 
-from vinerun.properties import device, hint, intel_auto, intel_cpu, intel_gpu, log, streams
+from vinerun.properties import device, hint, intel_auto, intel_cpu, intel_gna, intel_gpu, log, streams
 from vinerun.properties._key import Property, PropertyEnum, ro, rw
 
 
@@ -69,7 +69,7 @@ exclusive_async_requests = rw("EXCLUSIVE_ASYNC_REQUESTS")
 
 __all__ = [
     "CacheMode", "CompatibilityCheck", "Property", "PropertyEnum", "WorkloadType", "device", "hint",
-    "intel_auto", "intel_cpu", "intel_gpu", "log", "streams",
+    "intel_auto", "intel_cpu", "intel_gna", "intel_gpu", "log", "streams",
 ] + [n for n, v in list(globals().items()) if isinstance(v, Property)]
 
 del enum

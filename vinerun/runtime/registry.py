@@ -14,7 +14,7 @@ from typing import Any
 from vinerun.errors import DeviceError
 
 # Built-in devices, as "module:Class" strings so the runtime never imports a plugin directly.
-BUILTIN = {"CPU": "vinerun.plugins.cpu:CPUPlugin"}
+BUILTIN = {"CPU": "vinerun.plugins.cpu:CPUPlugin", "GNA": "vinerun.plugins.gna:GNAPlugin"}
 
 _lock = threading.Lock()
 

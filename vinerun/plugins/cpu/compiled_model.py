@@ -13,6 +13,7 @@ from vinerun.plugin_api.property_table import PropertyValues
 from vinerun.plugin_api.variable_state import VariableState, variable_states
 from vinerun.plugins.cpu import device_info
 from vinerun.plugins.cpu.config import COMPILED_TABLE, PLUGIN_TABLE, effective_precision
+from vinerun.plugins.cpu.fused_ops import conv_fusion
 from vinerun.plugins.cpu.plan import Plan
 from vinerun.plugins.cpu.streams import StreamsConfig, init_stream_thread, resolve_streams
 from vinerun.transformations import common_cleanup
@@ -42,7 +43,14 @@ class CPUCompiledModel(ICompiledModel):
             "LOADED_FROM_CACHE": lambda: self.loaded_from_cache,
         })
         common_cleanup()(self.model)  # constant folding + dead code, in place on the clone
+        self._unfused = self.model  # what export_graph returns: IR-writable, no internal ops
+        self.model = self.model.clone()
+        conv_fusion()(self.model)
         self.plan = Plan(self.model)
+
+    def export_graph(self) -> Model:
+        """The graph before the CPU fusions (their ops are internal and not writable as IR)."""
+        return self._unfused
 
     def create_sync_infer_request(self) -> CPUInferRequest:
         return CPUInferRequest(self)

@@ -1,7 +1,8 @@
 """Convolution kernels on ATen/oneDNN: (Group)Convolution and (Group)ConvolutionBackpropData, 1-3-D, floats.
 
-Symmetric pads go to the ATen op; asymmetric (or negative) ones are applied with ``F.pad`` first
-(forward) or by cropping the full transposed output (backprop).
+2-D f32 convolutions with constant filters and symmetric pads take the prepacked oneDNN path of
+:mod:`.fused_conv`. Otherwise symmetric pads go to the ATen op; asymmetric (or negative) ones are
+applied with ``F.pad`` first (forward) or by cropping the full transposed output (backprop).
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ def convolution(node: Node) -> Kernel | None:
     n = spatial_count(node)
     if n not in _CONV or not float_node(node):
         return None
+    from vinerun.plugins.cpu.kernels.fused_conv import prepacked_convolution  # it imports this module
+
+    prepacked = prepacked_convolution(node)
+    if prepacked is not None:
+        return prepacked
     conv = _CONV[n]
     grouped = node.type_name == "GroupConvolution"
     strides, dilations, _, _ = node.spatial_attrs(n)

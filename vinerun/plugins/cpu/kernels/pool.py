@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._layout import keeps_channels_last, strided_torch
 from vinerun.plugins.cpu.kernels._torch import float_node, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.conv import spatial_count, torch_pad
 
@@ -62,9 +63,10 @@ def max_pool(node: Node) -> Kernel | None:
     rank = n + 2
     axis = node.axis + rank if node.axis < 0 else node.axis
     wants_indices = bool(node.output(1).get_target_inputs())
+    keep_cl = keeps_channels_last(node)  # channels-last in and out between convolutions (see _layout)
 
     def run(inputs: list) -> list:
-        x = to_torch(inputs[0])
+        x = to_torch(inputs[0]) if wants_indices else strided_torch(inputs[0])
         shape = list(x.shape)
         sizes = shape[2:]
         kernel, strides, dilations, pb, pe, _ = node.resolved(sizes)
@@ -77,7 +79,8 @@ def max_pool(node: Node) -> Kernel | None:
             padded, padding = list(x.shape[2:]), [0] * n
         ceil = node.rounding_type == "ceil_torch"
         if not wants_indices:  # nobody reads output 1: skip computing it
-            return [to_numpy(pool(x, kernel, strides, padding, dilations, ceil)), None]
+            y = pool(x, kernel, strides, padding, dilations, ceil)
+            return [to_numpy(y if keep_cl else y.contiguous()), None]
         y, idx = pool(x, kernel, strides, padding, dilations, ceil, return_indices=True)
         if padded is not None:
             idx = unpad_indices(idx, padded, pb, sizes)

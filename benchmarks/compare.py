@@ -1,0 +1,301 @@
+"""vinerun vs openvino vs onnxruntime on the same model files, same inputs, in one run.
+
+For each model (``model_zoo.MODELS``) and each contender (``contenders.available``):
+
+- compile: fresh Core (or session) + read + compile under the LATENCY hint, median of ``--compile-reps``;
+- latency: one request, ``infer`` in a loop, LATENCY hint (1 stream); the median over ``--rounds``
+  turns of each turn's median call time (turns of ``--seconds`` each, the contenders interleaved
+  turn by turn, so a busy moment of the shared machine hits every contender alike); the JSON also
+  keeps the median of all calls pooled;
+- FPS: THROUGHPUT hint, ``OPTIMAL_NUMBER_OF_INFER_REQUESTS`` requests in flight (onnxruntime: one
+  single-threaded session per core from a thread pool); median over the same interleaved rounds;
+- peak memory: peak-RSS (``VmHWM``) growth of a child process per contender across read + compile + 5
+  inferences (the child's baseline is taken after importing the runtime and making the inputs);
+- agreement: max |output - openvino f32 output| on the same feed (one call from the initial state);
+  onnxruntime's output where openvino cannot run the model (marked "vs ort").
+
+Stateful models (silero-vad) feed their state output back into the next call in the latency loop;
+in the FPS loop every request runs the initial state (independent streams).
+
+    python benchmarks/compare.py --models resnet50 bert --seconds 0.5 --rounds 7 --json out.json
+    python benchmarks/compare.py --quick           # smoke test: 1 round, short turns, no memory
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from contenders import Contender, Feed, available, by_name, native_bf16  # noqa: E402
+from model_zoo import MODELS, ModelSpec  # noqa: E402
+
+REFERENCES = ("openvino f32", "onnxruntime f32")  # the agreement reference: the first that ran
+
+
+@dataclass
+class Row:
+    """One contender's figures on one model (``None``: not measured)."""
+
+    model: str
+    contender: str
+    compile_ms: float | None = None
+    latency_ms: float | None = None
+    latency_pooled_ms: float | None = None  # median of every call of every turn (fast turns weigh more)
+    latency_turns_ms: list[float] = field(default_factory=list)  # each turn's median
+    fps: float | None = None
+    fps_turns: list[float] = field(default_factory=list)
+    peak_rss_mb: float | None = None
+    rss_growth_mb: float | None = None
+    max_abs_diff: float | None = None
+    reference: str | None = None  # what max_abs_diff compares with
+    error: str | None = None
+
+
+def log(message: str) -> None:
+    print(f"[compare {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as one short table cell: its type and the most telling line (openvino's last lines
+    name the op that failed)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    telling = next((line for line in reversed(lines) if "failed for" in line.lower()), lines[0] if lines else "")
+    return f"{type(exc).__name__}: {telling}"[:160].replace("|", "/")
+
+
+def compile_time(contender: Contender, path: str, reps: int) -> float:
+    """Median seconds of read + compile (LATENCY hint), each from a fresh Core/session."""
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        contender.compile(path, "LATENCY")
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def latency_turn(run: Any, feed: Feed, feedback: dict[int, str], seconds: float) -> list[float]:
+    """Calls ``run`` for ``seconds`` (at least once); returns each call's seconds. With ``feedback``,
+    the named outputs are copied into the next call's inputs (one step of a stateful model per call)."""
+    feed, times = dict(feed), []
+    end = time.perf_counter() + seconds
+    while not times or time.perf_counter() < end:
+        t0 = time.perf_counter()
+        outputs = run(feed)
+        times.append(time.perf_counter() - t0)
+        for index, name in feedback.items():
+            feed[name] = np.array(outputs[index], copy=True)
+    return times
+
+
+def max_abs_diff(outputs: list[np.ndarray], reference: list[np.ndarray]) -> float:
+    return max(float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
+               for a, b in zip(outputs, reference, strict=True))
+
+
+def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], seconds: float, rounds: int,
+                  compile_reps: int, memory: bool = True) -> list[Row]:
+    """Every figure of every contender on one model; the timed turns are interleaved (A B C A B C ...)."""
+    feed = spec.inputs()
+    rows = {c.name: Row(spec.name, c.name) for c in contenders}
+    sync, tput, outputs = {}, {}, {}
+    for c in contenders:
+        row = rows[c.name]
+        try:
+            log(f"{spec.name}: {c.name}: compile x{compile_reps}")
+            row.compile_ms = 1e3 * compile_time(c, path, compile_reps)
+            log(f"{spec.name}: {c.name}: compile LATENCY + THROUGHPUT, warm-up")
+            sync[c.name] = c.sync(c.compile(path, "LATENCY"))
+            outputs[c.name] = [np.array(o, copy=True) for o in sync[c.name](dict(feed))]
+            tput[c.name] = c.throughput(c.compile(path, "THROUGHPUT"), feed)
+        except Exception as exc:  # a runtime that cannot run this model: say so in the table, go on
+            row.error = one_line(exc)
+            log(f"{spec.name}: {c.name}: FAILED {row.error}")
+            sync.pop(c.name, None)
+    reference = next((name for name in REFERENCES if name in outputs), None)
+    for name, out in outputs.items():
+        rows[name].max_abs_diff = None if reference is None else max_abs_diff(out, outputs[reference])
+        rows[name].reference = reference
+    lat: dict[str, list[float]] = {name: [] for name in sync}
+    for r in range(rounds):
+        for name in tput:
+            turn = latency_turn(sync[name], feed, spec.feedback, seconds)
+            lat[name] += turn
+            rows[name].latency_turns_ms.append(1e3 * statistics.median(turn))
+        for name, run in tput.items():
+            t0 = time.perf_counter()
+            frames = run(seconds)
+            rows[name].fps_turns.append(frames / (time.perf_counter() - t0))
+        log(f"{spec.name}: round {r + 1}/{rounds}: " + ", ".join(
+            f"{n} {rows[n].latency_turns_ms[-1]:.2f} ms / {rows[n].fps_turns[-1]:.1f} FPS" for n in tput))
+    for name in tput:
+        rows[name].latency_ms = statistics.median(rows[name].latency_turns_ms)
+        rows[name].latency_pooled_ms = 1e3 * statistics.median(lat[name])
+        rows[name].fps = statistics.median(rows[name].fps_turns)
+    del sync, tput
+    if memory:
+        for c in contenders:
+            if rows[c.name].error is None:
+                log(f"{spec.name}: {c.name}: peak memory (child process)")
+                rows[c.name].peak_rss_mb, rows[c.name].rss_growth_mb = memory_in_child(c.name, feed, path)
+    return list(rows.values())
+
+
+def memory_in_child(contender: str, feed: Feed, path: str) -> tuple[float | None, float | None]:
+    """(peak RSS MB, its growth over read + compile + 5 inferences) measured in a fresh interpreter."""
+    with tempfile.TemporaryDirectory() as folder:
+        inputs = os.path.join(folder, "inputs.npz")
+        np.savez(inputs, **feed)
+        cmd = [sys.executable, os.path.abspath(__file__), "--memory-child", contender, inputs, path]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        log(f"{contender}: memory child failed: {done.stderr.strip()[-300:]}")
+        return None, None
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return result["peak_mb"], result["peak_mb"] - result["base_mb"]
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS: ``VmHWM``, which starts afresh at exec (``ru_maxrss`` does not: a
+    child keeps its parent's high-water mark across fork + exec on Linux)."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def memory_child(contender: str, inputs: str, path: str) -> int:
+    """The child's side of ``memory_in_child``: prints {"base_mb", "peak_mb"} as JSON."""
+    c = by_name(contender)
+    __import__(c.runtime)
+    with np.load(inputs) as saved:
+        feed = {name: saved[name] for name in saved.files}
+    base = peak_rss_mb()
+    run = c.sync(c.compile(path, "LATENCY"))
+    for _ in range(5):
+        run(dict(feed))
+    peak = peak_rss_mb()
+    print(json.dumps({"base_mb": base, "peak_mb": peak}))
+    return 0
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "—" if a is None or b is None or b == 0 else f"{a / b:.2f}"
+
+
+def table(rows: list[Row]) -> str:
+    """The figures as a Markdown table, then the ratios vinerun / openvino and vinerun / onnxruntime."""
+    lines = ["| model | runtime | compile ms | latency ms (median) | FPS (THROUGHPUT) | peak RSS MB (growth) "
+             "| max abs diff vs openvino f32 |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.error:
+            lines.append(f"| {r.model} | {r.contender} | failed: {r.error} | | | | |")
+            continue
+        other = " vs ort" if r.reference == "onnxruntime f32" and r.max_abs_diff is not None else ""
+        mem = "—" if r.peak_rss_mb is None else f"{r.peak_rss_mb:.0f} ({r.rss_growth_mb:+.0f})"
+        lines.append(f"| {r.model} | {r.contender} | {_fmt(r.compile_ms, '.0f')} | {_fmt(r.latency_ms, '.2f')} "
+                     f"| {_fmt(r.fps, '.1f')} | {mem} | {_fmt(r.max_abs_diff, '.2e')}{other} |")
+    lines += ["", "| model | vs | compile ratio | latency ratio (lower is better) | FPS ratio (higher is better) "
+              "| peak RSS ratio |", "|---|---|---|---|---|---|"]
+    index = {(r.model, r.contender): r for r in rows}
+    for model in dict.fromkeys(r.model for r in rows):
+        for ours, theirs in (("vinerun f32", "openvino f32"), ("vinerun bf16", "openvino bf16"),
+                             ("vinerun f32", "onnxruntime f32")):
+            a, b = index.get((model, ours)), index.get((model, theirs))
+            if a is None or b is None:
+                continue
+            lines.append(f"| {model} | {ours} / {theirs} | {_ratio(a.compile_ms, b.compile_ms)} "
+                         f"| {_ratio(a.latency_ms, b.latency_ms)} | {_ratio(a.fps, b.fps)} "
+                         f"| {_ratio(a.peak_rss_mb, b.peak_rss_mb)} |")
+    return "\n".join(lines)
+
+
+def machine() -> dict[str, Any]:
+    """Date, load average, cores and bf16 support: what a reader needs to weigh the figures."""
+    with open("/proc/loadavg") as f:
+        load = " ".join(f.read().split()[:3])
+    versions = {}
+    for name in ("vinerun", "openvino", "onnxruntime"):
+        try:
+            versions[name] = __import__(name).__version__
+        except (ImportError, AttributeError):
+            versions[name] = None
+    return {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "loadavg": load, "cores": len(os.sched_getaffinity(0)),
+            "native_bf16": native_bf16(), "versions": versions, "vinerun_from": _where("vinerun")}
+
+
+def _where(module: str) -> str | None:
+    try:
+        return os.path.dirname(__import__(module).__file__)
+    except ImportError:
+        return None
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", nargs="+", choices=sorted(MODELS), default=list(MODELS))
+    p.add_argument("--seconds", type=float, default=0.5, help="seconds per contender per turn")
+    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds (medians are over them)")
+    p.add_argument("--compile-reps", type=int, default=3)
+    p.add_argument("--runtimes", nargs="+", default=["vinerun", "openvino", "onnxruntime"])
+    p.add_argument("--no-memory", action="store_true", help="skip the per-contender memory child processes")
+    p.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "vinerun-bench"),
+                   help="where built model files are written (and reused)")
+    p.add_argument("--json", help="also write every figure to this JSON file")
+    p.add_argument("--quick", action="store_true", help="smoke test: 1 round of 0.1 s turns, 1 compile, no memory")
+    p.add_argument("--memory-child", nargs=3, metavar=("CONTENDER", "INPUTS_NPZ", "PATH"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.quick:
+        args.seconds, args.rounds, args.compile_reps, args.no_memory = 0.1, 1, 1, True
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.memory_child:
+        return memory_child(*args.memory_child)
+    info = machine()
+    bf16 = bool(info["native_bf16"])
+    contenders = available(bf16, tuple(args.runtimes))
+    log(f"{info['cores']} cores, load average {info['loadavg']}; contenders: {[c.name for c in contenders]}")
+    if not bf16:
+        log("bf16 skipped: this CPU has neither AVX512-BF16 nor AMX (openvino would only emulate bf16)")
+    rows: list[Row] = []
+    for name in args.models:
+        spec = MODELS[name]
+        log(f"{name}: building/finding the model file")
+        path = spec.build(args.folder)
+        chosen = [c for c in contenders if spec.bf16 or c.precision == "f32"]
+        rows += measure_model(spec, path, chosen, args.seconds, args.rounds, args.compile_reps, not args.no_memory)
+    info["loadavg_after"] = machine()["loadavg"]
+    print(f"\nvinerun from {info['vinerun_from']}")
+    print(f"{info['date']}, {info['cores']} cores, load average {info['loadavg']} before, "
+          f"{info['loadavg_after']} after; {args.rounds} rounds of {args.seconds} s turns per contender")
+    if not bf16:
+        print("bf16: not measured, the CPU has no native bf16 (neither AVX512-BF16 nor AMX)")
+    print(table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": info, "args": {k: v for k, v in vars(args).items() if k != "memory_child"},
+                       "rows": [asdict(r) for r in rows]}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

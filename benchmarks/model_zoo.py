@@ -1,0 +1,137 @@
+"""The models of ``compare.py``: each a file on disk plus the inputs every runtime is fed.
+
+``MODELS`` maps a name to a :class:`ModelSpec`: ``resnet50`` (``models.py``), ``mobilenetv2`` (a
+MobileNetV2-style depthwise CNN built here), ``bert`` (a BERT-style encoder: 6 layers, hidden 384,
+12 heads, FFN 1536, seq 128, from ``vinerun.models.transformer``) and ``silero-vad`` (the PyPI
+package's ``silero_vad_op18_ifless.onnx``, one 16 kHz step per call with the LSTM state fed back;
+``silero-vad-if`` is the package's main ``silero_vad.onnx``, whose ``If`` branches on the sample rate
+openvino 2026.4 fails to convert: "Conversion is failed for: Conv-16, ReduceMean-16").
+
+>>> spec = MODELS["mobilenetv2"]
+>>> sorted(spec.inputs())
+['data']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from models import save_resnet50
+
+from vinerun.models._common import OnnxGraph, he, rng, small
+from vinerun.models.transformer import TransformerConfig, transformer_onnx
+
+# MobileNetV2's inverted-residual stages: (expansion t, output channels c, blocks n, first stride s)
+MOBILENET_STAGES = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                    (6, 160, 3, 2), (6, 320, 1, 1))
+BERT = TransformerConfig(batch=1, seq=128, d_model=384, heads=12, d_ff=1536, layers=6, seed=0)
+
+
+@dataclass
+class ModelSpec:
+    """A benchmark model: ``build(folder)`` writes (or finds) the ONNX file and returns its path;
+    ``inputs()`` gives the same feed to every runtime; ``feedback`` maps an output index to the input
+    it is fed back into on the next call (a stateful model, one step per call).
+
+    >>> spec = ModelSpec("tiny", lambda folder: "tiny.onnx", lambda: {"x": np.zeros(1, np.float32)})
+    >>> spec.feedback
+    {}
+    """
+
+    name: str
+    build: Callable[[str], str]
+    inputs: Callable[[], dict[str, np.ndarray]]
+    feedback: dict[int, str] = field(default_factory=dict)
+    bf16: bool = True  # whether a bf16 column makes sense for it
+
+
+def mobilenet_v2_onnx(batch: int = 1, image: int = 224, num_classes: int = 1000, seed: int = 0) -> onnx.ModelProto:
+    """A MobileNetV2 (width 1.0) as ONNX: 3x3/2 stem, 17 inverted residual blocks (1x1 expand +
+    ReLU6, 3x3 depthwise + ReLU6, 1x1 linear projection, residual Add where shapes allow), 1x1 to
+    1280 channels, global average pool and a classifier. BatchNorm is folded into the conv biases.
+
+    >>> sum(n.op_type == "Conv" for n in mobilenet_v2_onnx(image=32, num_classes=10).graph.node)
+    52
+    """
+    r = rng(seed)
+    g = OnnxGraph()
+    lo, hi = g.const(np.array(0, np.float32), "relu6_min"), g.const(np.array(6, np.float32), "relu6_max")
+
+    def conv(x: str, cin: int, cout: int, k: int, stride: int = 1, group: int = 1, relu6: bool = True,
+             gain: float = 1.0) -> str:
+        weight = he(r, (cout, cin // group, k, k), cin // group * k * k) * np.float32(gain)
+        y = g.op("Conv", x, g.const(weight, "w"), g.const(small(r, (cout,), 0.01), "b"), kernel_shape=[k, k],
+                 strides=[stride, stride], pads=[k // 2] * 4, group=group)
+        return g.op("Clip", y, lo, hi) if relu6 else y
+
+    y, cin = conv("data", 3, 32, 3, stride=2), 32
+    for t, c, n, s in MOBILENET_STAGES:
+        for i in range(n):
+            stride, hidden = (s if i == 0 else 1), cin * t
+            b = conv(y, cin, hidden, 1) if t != 1 else y
+            b = conv(b, hidden, hidden, 3, stride, group=hidden)
+            b = conv(b, hidden, c, 1, relu6=False, gain=0.5)
+            y = g.op("Add", y, b) if stride == 1 and cin == c else b
+            cin = c
+    y = conv(y, cin, 1280, 1)
+    y = g.op("Flatten", g.op("GlobalAveragePool", y), axis=1)
+    y = g.op("Gemm", y, g.const(he(r, (num_classes, 1280), 1280), "fc_w"), g.const(small(r, (num_classes,)), "fc_b"),
+             transB=1)
+    return g.model("mobilenetv2", [("data", [batch, 3, image, image])], [("logits", y, [batch, num_classes])])
+
+
+def _save(proto_fn: Callable[[], onnx.ModelProto], file: str) -> Callable[[str], str]:
+    def build(folder: str) -> str:
+        path = os.path.join(folder, file)
+        if not os.path.exists(path):
+            os.makedirs(folder, exist_ok=True)
+            onnx.save(proto_fn(), path)
+        return path
+    return build
+
+
+def _resnet50(folder: str) -> str:
+    path = os.path.join(folder, "resnet50.onnx")
+    return path if os.path.exists(path) else save_resnet50(path)
+
+
+def silero_vad_file(file: str) -> Callable[[str], str]:
+    """A builder that finds ``file`` among the silero-vad package's models (its ``folder`` is unused)."""
+    def build(folder: str = "") -> str:
+        try:
+            import silero_vad
+        except ImportError as exc:
+            raise RuntimeError(f"silero-vad: install the PyPI package 'silero-vad', which ships {file}") from exc
+        return os.path.join(os.path.dirname(silero_vad.__file__), "data", file)
+    return build
+
+
+def image_inputs(image: int = 224) -> dict[str, np.ndarray]:
+    return {"data": rng(1).standard_normal((1, 3, image, image)).astype(np.float32)}
+
+
+def bert_inputs() -> dict[str, np.ndarray]:
+    return {"tokens": rng(1).standard_normal((BERT.batch, BERT.seq, BERT.d_model)).astype(np.float32)}
+
+
+def silero_inputs() -> dict[str, np.ndarray]:
+    """One 16 kHz step: 64 samples of context + 512 new ones, a zero LSTM state, the sample rate."""
+    t = np.arange(576) / 16000
+    audio = 0.4 * np.sin(2 * np.pi * 180 * t) + 0.01 * rng(1).standard_normal(576)
+    return {"input": audio[None].astype(np.float32), "state": np.zeros((2, 1, 128), np.float32),
+            "sr": np.array(16000, np.int64)}
+
+
+MODELS: dict[str, ModelSpec] = {
+    "resnet50": ModelSpec("resnet50", _resnet50, image_inputs),
+    "mobilenetv2": ModelSpec("mobilenetv2", _save(mobilenet_v2_onnx, "mobilenetv2.onnx"), image_inputs),
+    "bert": ModelSpec("bert", _save(lambda: transformer_onnx(BERT), "bert_l6_h384_s128.onnx"), bert_inputs),
+    "silero-vad": ModelSpec("silero-vad", silero_vad_file("silero_vad_op18_ifless.onnx"), silero_inputs,
+                            feedback={1: "state"}, bf16=False),
+    "silero-vad-if": ModelSpec("silero-vad-if", silero_vad_file("silero_vad.onnx"), silero_inputs,
+                               feedback={1: "state"}, bf16=False),
+}

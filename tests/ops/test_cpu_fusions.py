@@ -1,0 +1,276 @@
+"""CPU convolution fusion: the fused kernel against the unfused graph's NumPy reference, per dtype and
+attribute set; profiling statuses; the runtime and exported graphs; the Plan's fast loop."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import vinerun as ov
+from vinerun.errors import InferenceError
+from vinerun.ir.core_ops import Constant, Parameter, Result
+from vinerun.ir.interpreter import run_reference
+from vinerun.ir.model import Model
+from vinerun.ops.activations import Clamp, Elu, Gelu, HSwish, Mish, Relu, Sigmoid, SoftPlus, Swish, Tanh
+from vinerun.ops.arithmetic import Add
+from vinerun.ops.convolution import Convolution, GroupConvolution
+from vinerun.plugins.cpu.fused_ops import FusedConvolution, conv_fusion
+from vinerun.plugins.cpu.plan import Plan
+from vinerun.transformations.fusions import match_chain
+
+RNG = np.random.default_rng(11)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+ACTS = {
+    "relu": lambda v: Relu(v),
+    "clamp": lambda v: Clamp(v, min=0.0, max=6.0),
+    "sigmoid": lambda v: Sigmoid(v),
+    "tanh": lambda v: Tanh(v),
+    "hswish": lambda v: HSwish(v),
+    "swish": lambda v: Swish(v),
+    "swish_beta": lambda v: Swish(v, Constant(np.array(1.5, v.get_element_type().to_dtype()))),
+    "gelu": lambda v: Gelu(v),
+    "gelu_tanh": lambda v: Gelu(v, approximation_mode="TANH"),
+    "elu": lambda v: Elu(v, alpha=0.7),
+    "mish": lambda v: Mish(v),
+    "softplus": lambda v: SoftPlus(v),
+}
+
+
+def rand(shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def conv_graph(dtype=np.float32, c_in=8, c_out=8, size=9, groups=None, strides=(1, 1), pads=(1, 1, 1, 1),
+               dilations=(1, 1), kernel=3, bias=True, act=None, residual=False, post=None, bias_first=False,
+               rank=2, auto_pad="explicit"):
+    """A Parameter -> conv -> [bias] -> [act] -> [+ residual] -> [post act] -> Result model."""
+    spatial = [size] * rank
+    x = Parameter(dtype, [1, c_in, *spatial], name="x")
+    if groups:
+        w = Constant(rand([groups, c_out // groups, c_in // groups] + [kernel] * rank, dtype))
+        conv = GroupConvolution(x, w, name="conv", strides=list(strides[:rank]), pads_begin=list(pads[:rank]),
+                                pads_end=list(pads[2:2 + rank]), dilations=list(dilations[:rank]), auto_pad=auto_pad)
+    else:
+        w = Constant(rand([c_out, c_in] + [kernel] * rank, dtype))
+        conv = Convolution(x, w, name="conv", strides=list(strides[:rank]), pads_begin=list(pads[:rank]),
+                           pads_end=list(pads[2:2 + rank]), dilations=list(dilations[:rank]), auto_pad=auto_pad)
+    v = conv.output(0)
+    params = [x]
+    if bias:
+        b = Constant(rand([1, c_out] + [1] * rank, dtype))
+        v = (Add(b, v, name="bias") if bias_first else Add(v, b, name="bias")).output(0)
+    if act:
+        a = ACTS[act](v)
+        a.set_friendly_name("act")
+        v = a.output(0)
+    if residual:
+        r = Parameter(dtype, list(v.partial_shape.to_shape()), name="r")
+        params.append(r)
+        v = Add(r, v, name="sum").output(0)
+    if post:
+        p = ACTS[post](v)
+        p.set_friendly_name("post")
+        v = p.output(0)
+    return Model([Result(v)], params, "fusion")
+
+
+def tolerance(dtype) -> dict:
+    return {np.dtype(np.float32): {"rtol": 1e-4, "atol": 1e-4}, np.dtype(np.float64): {"rtol": 1e-9, "atol": 1e-9},
+            np.dtype(np.float16): {"rtol": 2e-2, "atol": 5e-2}, BF16: {"rtol": 5e-2, "atol": 2e-1}}[np.dtype(dtype)]
+
+
+def check_fused(model: Model, dtype=np.float32, kinds: str | None = None, exec_prefix: str | None = None):
+    """Compile on CPU, check the graph fused into one FusedConvolution, compare with the reference."""
+    inputs = [rand(list(p.get_partial_shape().to_shape()), dtype) for p in model.get_parameters()]
+    want = run_reference(model, inputs)[0]
+    compiled = ov.Core().compile_model(model, "CPU")
+    runtime = compiled.get_runtime_model()
+    fused = [n for n in runtime.get_ordered_ops() if n.type_name == "FusedConvolution"]
+    assert len(fused) == 1
+    assert [n.type_name for n in runtime.get_ordered_ops()
+            if n.type_name not in ("Parameter", "Constant", "Result")] == ["FusedConvolution"]
+    if kinds is not None:
+        assert fused[0].post_ops == kinds
+    plan = compiled._impl.plan
+    if exec_prefix is not None:
+        assert plan.steps[0].kernel.exec_type.startswith(exec_prefix), plan.steps[0].kernel.exec_type
+    got = compiled.create_infer_request().infer(inputs)[0]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), **tolerance(dtype))
+    # the fused node's own reference agrees too (it is composed from the original ops)
+    ref = fused[0].evaluate([*inputs[:1], *[fused[0].const_input(i) if fused[0].const_input(i) is not None
+                                            else inputs[1] for i in range(1, fused[0].get_input_size())]])[0]
+    np.testing.assert_allclose(ref.astype(np.float64), want.astype(np.float64), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("act", sorted(ACTS))
+def test_each_activation_f32(act):
+    check_fused(conv_graph(act=act), kinds=f"bias,{ACTS[act](Parameter(np.float32, [1])).type_name.lower()}",
+                exec_prefix="onednn")
+
+
+@pytest.mark.parametrize("post", [None, "relu", "sigmoid"])
+@pytest.mark.parametrize("act", [None, "relu", "clamp"])
+def test_residual_sum(act, post):
+    kinds = ",".join(["bias"] + ([ACTS[act](Parameter(np.float32, [1])).type_name.lower()] if act else []) + ["sum"]
+                     + ([ACTS[post](Parameter(np.float32, [1])).type_name.lower()] if post else []))
+    check_fused(conv_graph(act=act, residual=True, post=post), kinds=kinds, exec_prefix="onednn")
+
+
+@pytest.mark.parametrize("attrs", [
+    {"strides": (2, 2)},
+    {"pads": (0, 0, 0, 0)},
+    {"dilations": (2, 2), "pads": (2, 2, 2, 2)},
+    {"strides": (2, 1), "dilations": (1, 2), "pads": (1, 2, 1, 2)},
+    {"kernel": 1, "pads": (0, 0, 0, 0)},
+    {"pads": (0, 1, 1, 0)},  # asymmetric: the ATen path
+    {"auto_pad": "same_upper", "strides": (2, 2)},
+    {"groups": 2},
+    {"groups": 8},  # depthwise
+    {"groups": 8, "c_out": 16, "strides": (2, 2)},  # depthwise, multiplier 2
+    {"bias_first": True},
+    {"bias": False, "act": "relu"},
+])
+def test_attributes_f32(attrs):
+    attrs = {"act": "relu", **attrs}
+    check_fused(conv_graph(**attrs))
+
+
+@pytest.mark.parametrize("groups", [None, 4])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, BF16])
+def test_dtypes(dtype, groups):
+    check_fused(conv_graph(dtype, groups=groups, act="relu", residual=True, post="relu"), dtype,
+                exec_prefix="onednn" if dtype == np.float32 else "aten")
+
+
+@pytest.mark.parametrize("rank", [1, 3])
+def test_other_ranks_use_aten(rank):
+    check_fused(conv_graph(rank=rank, pads=(1, 1, 1, 1, 1, 1), strides=(1, 1, 1), dilations=(1, 1, 1),
+                           size=5, act="sigmoid", residual=True), exec_prefix="aten")
+
+
+def test_channels_last_between_convs_and_residual():
+    """Two fused convs in a row plus a residual (a ResNet block) match the reference; the inner value stays
+    channels-last and the model output is contiguous."""
+    x = Parameter(np.float32, [1, 8, 12, 12], name="x")
+    v = x.output(0)
+    for i in range(3):
+        w = Constant(rand([8, 8, 3, 3]))
+        c = Convolution(v, w, strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1], dilations=[1, 1], name=f"c{i}")
+        a = Add(c, Constant(rand([1, 8, 1, 1])), name=f"b{i}")
+        v = (Relu(Add(a, x, name=f"s{i}")) if i == 2 else Relu(a)).output(0)
+    model = Model([Result(v)], [x], "block")
+    inputs = [rand([1, 8, 12, 12])]
+    compiled = ov.Core().compile_model(model, "CPU")
+    got = compiled.create_infer_request().infer(inputs)[0]
+    assert got.flags.c_contiguous
+    np.testing.assert_allclose(got, run_reference(model, inputs)[0], rtol=1e-4, atol=1e-4)
+    assert [s.kernel.exec_type for s in compiled._impl.plan.steps] == ["onednn_conv2d", "onednn_conv2d",
+                                                                       "onednn_conv2d_sum"]
+
+
+def test_profiling_statuses():
+    model = conv_graph(act=None, residual=True, post="relu")
+    compiled = ov.Core().compile_model(model, "CPU", {"PERF_COUNT": True})
+    req = compiled.create_infer_request()
+    req.infer([rand([1, 8, 9, 9]), rand([1, 8, 9, 9])])
+    info = {(p.node_name, p.node_type): p.status for p in req.get_profiling_info()}
+    assert info == {("conv", "FusedConvolution"): "EXECUTED", ("bias", "Add"): "OPTIMIZED_OUT",
+                    ("sum", "Add"): "OPTIMIZED_OUT", ("post", "Relu"): "OPTIMIZED_OUT"}
+
+
+def test_export_graph_is_unfused_and_writable(tmp_path):
+    model = conv_graph(act="relu", residual=True)
+    compiled = ov.Core().compile_model(model, "CPU")
+    exported = compiled._impl.export_graph()
+    assert "FusedConvolution" not in {n.type_name for n in exported.get_ordered_ops()}
+    ov.save_model(exported, str(tmp_path / "m.xml"))
+    assert "FusedConvolution" in {n.type_name for n in compiled.get_runtime_model().get_ordered_ops()}
+
+
+@pytest.mark.parametrize("case", ["two_readers", "result_between", "broadcast_sum", "const_not_per_channel"])
+def test_not_fused(case):
+    """Chains whose intermediate value is read elsewhere, or whose Add is not a bias/sum, stop early."""
+    x = Parameter(np.float32, [1, 4, 6, 6], name="x")
+    c = Convolution(x, Constant(rand([4, 4, 3, 3])), strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1],
+                    dilations=[1, 1])
+    if case == "two_readers":
+        outs = [Relu(c), Sigmoid(c)]
+    elif case == "result_between":
+        outs = [c, Relu(c)]
+    elif case == "broadcast_sum":
+        outs = [Add(c, Parameter(np.float32, [1, 1, 6, 6], name="r"))]
+    else:
+        outs = [Add(c, Constant(rand([1, 4, 6, 6])))]
+    params = [x] + [o.input_value(1).node for o in outs
+                    if o.get_input_size() > 1 and isinstance(o.input_value(1).node, Parameter)]
+    model = Model([Result(o) for o in outs], params, "nofuse")
+    assert match_chain(c) is None
+    assert not conv_fusion()(model).modified
+
+
+def test_fused_node_clones():
+    model = conv_graph(act="relu", residual=True)
+    conv_fusion()(model)
+    clone = model.clone()
+    fused = [n for n in clone.get_ordered_ops() if isinstance(n, FusedConvolution)][0]
+    assert fused.post_ops == "bias,relu,sum" and len(fused.steps) == 3
+
+
+def test_plan_fast_loop_matches_profiled_and_names_failures():
+    x = Parameter(np.float32, [3], name="x")
+    v = x.output(0)
+    for i in range(20):
+        v = Relu(Add(v, Constant(np.float32(-0.1)), name=f"a{i}"), name=f"r{i}").output(0)
+    plan = Plan(Model([Result(v)], [x], "chain"))
+    xv = np.array([1.0, 2.0, 3.0], np.float32)
+    profile: list = []
+    fast, profiled = plan.run([xv]), plan.run([xv], profile)
+    np.testing.assert_allclose(fast[0], profiled[0])
+    np.testing.assert_allclose(fast[0], np.maximum(xv - 2.0, 0), rtol=1e-5)
+    assert len(profile) == 40 and {p.status for p in profile} == {"EXECUTED"}
+
+    def boom(_inputs):
+        raise ValueError("bad")
+
+    plan._fast[5] = (boom, *plan._fast[5][1:])
+    with pytest.raises(InferenceError, match="'r2' failed: ValueError: bad"):
+        plan.run([xv])
+
+
+@pytest.mark.parametrize("attrs", [{}, {"groups": 8}, {"strides": (2, 2)}, {"pads": (0, 1, 1, 0)}])
+def test_plain_convolution_prepacked(attrs):
+    """A convolution with nothing to fuse still runs prepacked (symmetric pads) and matches the reference."""
+    model = conv_graph(bias=False, **attrs)
+    inputs = [rand([1, 8, 9, 9])]
+    compiled = ov.Core().compile_model(model, "CPU")
+    want_prefix = "aten" if "pads" in attrs else "onednn"
+    assert compiled._impl.plan.steps[0].kernel.exec_type.startswith(want_prefix)
+    got = compiled.create_infer_request().infer(inputs)[0]
+    assert got.flags.c_contiguous
+    np.testing.assert_allclose(got, run_reference(model, inputs)[0], rtol=1e-4, atol=1e-4)
+
+
+def test_channels_last_through_max_pool():
+    """conv -> MaxPool -> conv keeps channels-last inside; MaxPool's and the last conv's outputs that leave
+    the model are C-contiguous; values match the reference."""
+    from vinerun.ops.pooling import MaxPool
+
+    x = Parameter(np.float32, [1, 4, 16, 16], name="x")
+    c1 = Convolution(x, Constant(rand([8, 4, 3, 3])), strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1],
+                     dilations=[1, 1])
+    r1 = Relu(Add(c1, Constant(rand([1, 8, 1, 1]))))
+    pool = MaxPool(r1, strides=[2, 2], dilations=[1, 1], pads_begin=[1, 1], pads_end=[1, 1], kernel=[3, 3])
+    c2 = Convolution(pool.output(0), Constant(rand([8, 8, 1, 1])), strides=[1, 1], pads_begin=[0, 0],
+                     pads_end=[0, 0], dilations=[1, 1])
+    r2 = Relu(Add(c2, Constant(rand([1, 8, 1, 1]))))
+    for outputs in ([r2], [r2, pool.output(0)]):
+        model = Model([Result(o) for o in outputs], [x], "pool")
+        inputs = [rand([1, 4, 16, 16])]
+        got = ov.Core().compile_model(model, "CPU").create_infer_request().infer(inputs)
+        want = run_reference(model, inputs)
+        for i, w in enumerate(want):
+            g = got[i]
+            assert g.flags.c_contiguous
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)

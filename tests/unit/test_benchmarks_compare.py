@@ -1,0 +1,77 @@
+"""Smoke test of benchmarks/compare.py on a tiny CNN: the measuring functions, the table, the JSON
+and the memory child run end to end (no timed assertions: only that figures come out)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from vinerun.models import build_onnx, sample_inputs
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import compare  # noqa: E402
+import contenders  # noqa: E402
+from model_zoo import ModelSpec  # noqa: E402
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> ModelSpec:
+    path = str(tmp_path / "cnn.onnx")
+    onnx.save(build_onnx("cnn", image=16), path)
+    return ModelSpec("tiny", lambda folder: path, lambda: sample_inputs("cnn", image=16))
+
+
+def test_measure_model_gives_every_figure_for_vinerun(tiny: ModelSpec) -> None:
+    chosen = contenders.available(bf16=False, runtimes=("vinerun", "onnxruntime"))
+    rows = compare.measure_model(tiny, tiny.build(""), chosen, seconds=0.05, rounds=2, compile_reps=1, memory=False)
+    ours = rows[0]
+    assert ours.contender == "vinerun f32" and ours.error is None
+    assert ours.compile_ms > 0 and ours.latency_ms > 0 and ours.fps > 0
+    assert len(ours.latency_turns_ms) == len(ours.fps_turns) == 2
+    if len(rows) > 1:  # onnxruntime installed: it is the agreement reference, and agrees
+        assert ours.reference == "onnxruntime f32" and ours.max_abs_diff < 1e-4
+    text = compare.table(rows)
+    assert "| tiny | vinerun f32 |" in text
+
+
+def test_a_contender_that_fails_is_reported_not_raised(tiny: ModelSpec) -> None:
+    class Broken(contenders.Contender):
+        def compile(self, path: str, hint: str) -> None:
+            raise RuntimeError("first line\n-- Conversion is failed for: Conv-16")
+
+    rows = compare.measure_model(tiny, tiny.build(""), [Broken("broken f32", "broken", "f32")], 0.01, 1, 1, False)
+    assert rows[0].error == "RuntimeError: -- Conversion is failed for: Conv-16"
+    assert "failed: RuntimeError" in compare.table(rows)
+
+
+def test_latency_turn_feeds_the_state_back() -> None:
+    def step(feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        return [feed["x"], feed["state"] + 1]
+
+    times = compare.latency_turn(step, {"x": np.zeros(1), "state": np.zeros(2)}, {1: "state"}, seconds=0.0)
+    assert len(times) == 1  # a turn runs at least once
+    seen = []
+    compare.latency_turn(lambda f: seen.append(f["state"][0]) or step(f), {"x": np.zeros(1), "state": np.zeros(2)},
+                         {1: "state"}, seconds=0.02)
+    assert seen[:3] == [0, 1, 2]
+
+
+def test_quick_cli_writes_the_table_and_json(tiny: ModelSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(compare.MODELS, "tiny", tiny)
+    out = tmp_path / "out.json"
+    assert compare.main(["--quick", "--models", "tiny", "--runtimes", "vinerun", "--json", str(out)]) == 0
+    assert "| tiny | vinerun f32 |" in capsys.readouterr().out
+    saved = json.loads(out.read_text())
+    assert saved["rows"][0]["latency_ms"] > 0 and "loadavg" in saved["machine"]
+
+
+def test_memory_child_reports_rss_growth(tiny: ModelSpec) -> None:
+    peak, growth = compare.memory_in_child("vinerun f32", tiny.inputs(), tiny.build(""))
+    assert peak is not None and growth is not None
+    assert 0 < growth < peak  # compiling allocates; the interpreter and imports came first

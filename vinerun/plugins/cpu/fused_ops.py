@@ -1,0 +1,93 @@
+"""The CPU plugin's internal ops: what its fusion passes make. Never written to IR (export_graph returns the
+graph before fusion); each keeps a NumPy reference composed from the ops it replaced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from vinerun.ir.node import Attr, Node, Output
+from vinerun.ops.convolution import Convolution as _Convolution
+from vinerun.ops.convolution import ConvolutionBase, GroupConvolution
+from vinerun.transformations.fusions import ConvChain, ConvFusion
+
+
+@dataclass(frozen=True)
+class PostOp:
+    """A fused step: the original (detached) ``node``, the input the running value feeds (``position``) and
+    the fused node's input holding its other operand (``input_index``, None when it has none)."""
+
+    node: Node
+    kind: str
+    position: int
+    input_index: int | None
+
+
+class FusedConvolution(ConvolutionBase):
+    """(Group)Convolution with fused bias, activation and residual-sum post-ops.
+
+    Inputs: data, filters, then the post-ops' operands in order (bias, residual, Swish beta).
+    ``post_ops`` names them, e.g. ``"bias,relu"`` or ``"bias,sum,relu"``.
+
+    >>> fused = FusedConvolution.from_chain(match_chain(conv))  # doctest: +SKIP
+    >>> fused.post_ops
+    'bias,sum,relu'
+    """
+
+    type_name, version = "FusedConvolution", "vinerun_cpu"
+    num_inputs = (2, 8)
+    conv_type = Attr("str", "Convolution")
+    post_ops = Attr("str", "")
+
+    def groups_of_filters(self) -> tuple[Any, Any]:
+        cls = GroupConvolution if self.conv_type == "GroupConvolution" else _Convolution
+        return cls.groups_of_filters(self)  # type: ignore[arg-type]
+
+    @property
+    def steps(self) -> tuple[PostOp, ...]:
+        return self.__dict__.get("_steps", ())
+
+    @property
+    def fused_names(self) -> list[tuple[str, str]]:
+        """(friendly name, type) of each op fused away after the convolution."""
+        return [(s.node.friendly_name, s.node.type_name) for s in self.steps]
+
+    @classmethod
+    def from_chain(cls, chain: ConvChain) -> FusedConvolution:
+        conv = chain.conv
+        inputs: list[Output] = [conv.input_value(0), conv.input_value(1)]
+        steps: list[PostOp] = []
+        for s in chain.steps:
+            index = None
+            if s.operand is not None:
+                index = len(inputs)
+                inputs.append(s.operand)
+            steps.append(PostOp(s.node, s.kind, s.position, index))
+        names = [s.kind if s.kind != "activation" else s.node.type_name.lower() for s in chain.steps]
+        fused = cls(inputs, name=conv.friendly_name, conv_type=conv.type_name, post_ops=",".join(names),
+                    **{k: getattr(conv, k) for k in ("strides", "pads_begin", "pads_end", "dilations", "auto_pad")})
+        fused.__dict__["_steps"] = tuple(steps)
+        fused.rt_info.update(conv.rt_info)
+        return fused
+
+    def evaluate(self, inputs: list) -> list:
+        x, w = inputs[0], inputs[1]
+        if self.conv_type == "GroupConvolution":
+            y = GroupConvolution.evaluate(self, [x, w])[0]  # type: ignore[arg-type]
+        else:
+            y = _Convolution.evaluate(self, [x, w])[0]  # type: ignore[arg-type]
+        for s in self.steps:
+            args: list[np.ndarray | None] = [None] * max(2 if s.input_index is not None else 1, s.position + 1)
+            args[s.position] = y
+            if s.input_index is not None:
+                args[1 - s.position] = inputs[s.input_index]
+            y = s.node.evaluate(args)[0]
+        return [y]
+
+
+def conv_fusion() -> ConvFusion:
+    """The CPU plugin's convolution fusion pass (makes :class:`FusedConvolution` nodes)."""
+    return ConvFusion(FusedConvolution.from_chain)

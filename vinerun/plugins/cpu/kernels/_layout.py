@@ -1,0 +1,32 @@
+"""Channels-last values between kernels: an NCHW-shaped array with NHWC strides, passed without copies.
+
+A kernel may return such an array only when :func:`keeps_channels_last` says every reader takes it as it is
+(the oneDNN convolutions and MaxPool); model outputs and other readers get C-contiguous arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels._torch import to_torch
+
+#: op types whose kernels read a channels-last array without a copy
+CHANNELS_LAST_READERS = frozenset({"FusedConvolution", "Convolution", "GroupConvolution", "MaxPool"})
+
+
+def keeps_channels_last(node: Node) -> bool:
+    """Whether output 0 of ``node`` (rank 4) is read only by kernels that take channels-last arrays."""
+    rank = node.get_output_partial_shape(0).rank
+    if rank.is_dynamic() or rank.get_length() != 4:
+        return False
+    targets = node.output(0).get_target_inputs()
+    return bool(targets) and all(t.get_node().type_name in CHANNELS_LAST_READERS for t in targets)
+
+
+def strided_torch(a: np.ndarray) -> torch.Tensor:
+    """A zero-copy tensor with ``a``'s strides (channels-last stays so) where NumPy allows it, else a copy."""
+    if a.flags.writeable and a.dtype == np.float32 and all(s >= 0 for s in a.strides):
+        return torch.from_numpy(a)
+    return to_torch(a)

@@ -1,0 +1,202 @@
+"""The FusedConvolution kernel: oneDNN convolution with bias, activation and residual sum as post-ops.
+
+Fast path (2-D, f32, constant filters, static pads): filters reordered once at compile time by
+``torch.ops.mkldnn._reorder_convolution_weight``, then ``torch.ops.mkldnn._convolution_pointwise`` with the
+activation as a unary post-op and the residual as a binary "add" post-op (followed by an optional ReLU). The
+output stays channels-last (an NCHW-shaped array with NHWC strides) when every reader takes that
+(:mod:`._layout`), and is made NCHW-contiguous otherwise. Other cases run ATen ops with in-place activations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._layout import keeps_channels_last, strided_torch
+from vinerun.plugins.cpu.kernels._torch import float_node, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.conv import spatial_count, torch_pad
+
+_CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+_MKLDNN = torch.ops.mkldnn
+Act = Callable[[torch.Tensor], torch.Tensor]
+
+
+def _act_fn(node: Node, beta: np.ndarray | None) -> Act:
+    """An ATen function (in place where ATen has one) for an activation node."""
+    t = node.type_name
+    if t == "Relu":
+        return torch.relu_
+    if t == "Clamp":
+        lo, hi = float(node.min), float(node.max)
+        return lambda y: y.clamp_(lo, hi)
+    if t == "Sigmoid":
+        return torch.sigmoid_
+    if t == "Tanh":
+        return torch.tanh_
+    if t == "HSwish":
+        return lambda y: F.hardswish(y, inplace=True)
+    if t == "Swish":
+        b = 1.0 if beta is None else float(np.asarray(beta).reshape(()))
+        return lambda y: y.mul_(torch.sigmoid(y * b))
+    if t == "Gelu":
+        approx = "tanh" if node.approximation_mode.upper() == "TANH" else "none"
+        return lambda y: F.gelu(y, approximate=approx)
+    if t == "Elu":
+        alpha = float(node.alpha)
+        return lambda y: F.elu_(y, alpha)
+    if t == "Mish":
+        return F.mish
+    if t == "SoftPlus":
+        return F.softplus
+    raise KeyError(t)
+
+
+def _onednn_attr(node: Node, beta: np.ndarray | None) -> tuple[str, list[Any], str] | None:
+    """The unary post-op oneDNN takes for an activation node (attr, scalars, algorithm), if it has one."""
+    t = node.type_name
+    simple = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "HSwish": "hardswish"}
+    if t in simple:
+        return simple[t], [], ""
+    if t == "Clamp":
+        return "hardtanh", [float(node.min), float(node.max)], ""
+    if t == "Swish" and (beta is None or float(np.asarray(beta).reshape(())) == 1.0):
+        return "swish", [], ""
+    if t == "Gelu":
+        return "gelu", [], "tanh" if node.approximation_mode.upper() == "TANH" else "none"
+    return None
+
+
+class _Parts:
+    """The fused node's post-ops, sorted out: bias, activation before the sum, the sum, activation after."""
+
+    def __init__(self, node: Any):
+        self.bias_index: int | None = None
+        self.pre: Node | None = None
+        self.sum_index: int | None = None
+        self.post: Node | None = None
+        self.beta: dict[int, np.ndarray | None] = {}
+        for s in getattr(node, "steps", ()):
+            if s.kind == "bias":
+                self.bias_index = s.input_index
+            elif s.kind == "sum":
+                self.sum_index = s.input_index
+            elif self.sum_index is None:
+                self.pre = s.node
+            else:
+                self.post = s.node
+            if s.kind == "activation" and s.input_index is not None:
+                self.beta[id(s.node)] = node.const_input(s.input_index)
+
+    def act(self, which: Node | None) -> Act | None:
+        return None if which is None else _act_fn(which, self.beta.get(id(which)))
+
+
+def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
+    """The prepacked oneDNN path, or None when the node does not fit it."""
+    if spatial_count(node) != 2 or node.get_input_element_type(0).get_type_name() != "f32":
+        return None
+    w = node.const_input(1)
+    xshape = node.get_input_partial_shape(0)
+    if w is None or not xshape.is_static():
+        return None
+    groups = 1
+    if getattr(node, "conv_type", node.type_name) == "GroupConvolution":
+        groups = w.shape[0]
+        w = w.reshape(-1, *w.shape[2:])
+    size = [int(d) for d in xshape.to_shape()]
+    pb, pe = node.explicit_pads(size[2:], list(w.shape[2:]))
+    if pb != pe or min(pb) < 0:
+        return None
+    strides, dilations, _, _ = node.spatial_attrs(2)
+    packed = _MKLDNN._reorder_convolution_weight(torch.from_numpy(np.array(w, np.float32)),
+                                                 pb, strides, dilations, groups, size)
+    bias = None
+    if parts.bias_index is not None:
+        b = node.const_input(parts.bias_index)
+        bias = torch.from_numpy(np.array(np.broadcast_to(b.reshape(-1), (w.shape[0],)), np.float32))
+    geometry = (pb, strides, dilations, groups)
+    pre = None if parts.pre is None else _onednn_attr(parts.pre, parts.beta.get(id(parts.pre)))
+    pre_fn = parts.act(parts.pre) if pre is None else None
+    post_fn = parts.act(parts.post)
+    keep_cl = keeps_channels_last(node)
+    s_index = parts.sum_index
+    binary = s_index is not None and parts.pre is None and (parts.post is None or parts.post.type_name == "Relu")
+    conv = _MKLDNN._convolution_pointwise
+    cl = torch.channels_last
+
+    def finish(y: torch.Tensor) -> list:
+        return [y.numpy() if keep_cl else y.contiguous().numpy()]
+
+    if binary:
+        unary = "relu" if parts.post is not None else None
+
+        def run_binary(inputs: list) -> list:
+            other = strided_torch(inputs[s_index]).contiguous(memory_format=cl)
+            return finish(conv(strided_torch(inputs[0]), other, packed, bias, *geometry, "add", 1.0, unary, [], ""))
+
+        return Kernel(run_binary, "onednn_conv2d_sum")
+    attr, scalars, algo = pre if pre is not None else ("none", [], "")
+
+    def run(inputs: list) -> list:
+        y = conv(strided_torch(inputs[0]), packed, bias, *geometry, attr, scalars, algo)
+        if pre_fn is not None:
+            y = pre_fn(y)
+        if s_index is not None:
+            y = y.add_(strided_torch(inputs[s_index]))
+        if post_fn is not None:
+            y = post_fn(y)
+        return finish(y)
+
+    return Kernel(run, "onednn_conv2d")
+
+
+def _aten_kernel(node: Any, parts: _Parts) -> Kernel:
+    """ATen convolution followed by in-place post-ops (any rank, float types)."""
+    n = spatial_count(node)
+    conv = _CONV[n]  # type: ignore[index]
+    strides, dilations, _, _ = node.spatial_attrs(n)
+    grouped = node.conv_type == "GroupConvolution"
+    pre_fn, post_fn = parts.act(parts.pre), parts.act(parts.post)
+    b_index, s_index = parts.bias_index, parts.sum_index
+
+    def run(inputs: list) -> list:
+        x, w = to_torch(inputs[0]), to_torch(inputs[1])
+        groups = 1
+        if grouped:
+            groups = w.shape[0]
+            w = w.reshape(-1, *w.shape[2:])
+        bias = None if b_index is None else to_torch(inputs[b_index]).reshape(-1).expand(w.shape[0]).contiguous()
+        pb, pe = node.explicit_pads(list(x.shape[2:]), list(w.shape[2:]))
+        if pb == pe and min(pb) >= 0:
+            padding = pb
+        else:
+            x, padding = F.pad(x, torch_pad(pb, pe)), [0] * n
+        y = conv(x, w, bias, strides, padding, dilations, groups)
+        if pre_fn is not None:
+            y = pre_fn(y)
+        if s_index is not None:
+            y = y.add_(to_torch(inputs[s_index]))
+        if post_fn is not None:
+            y = post_fn(y)
+        return [to_numpy(y.contiguous())]
+
+    return Kernel(run, f"aten_conv{n}d_fused")
+
+
+@cpu_kernel("FusedConvolution")
+def fused_convolution(node: Node) -> Kernel | None:
+    if spatial_count(node) not in _CONV or not float_node(node):
+        return None
+    parts = _Parts(node)
+    return _onednn_kernel(node, parts) or _aten_kernel(node, parts)
+
+
+def prepacked_convolution(node: Node) -> Kernel | None:
+    """The oneDNN path for a plain (Group)Convolution with constant filters (no post-ops), else None."""
+    return _onednn_kernel(node, _Parts(node)) if float_node(node) else None
