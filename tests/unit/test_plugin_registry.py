@@ -75,7 +75,8 @@ def _check_runs_on(core: ov.Core, device: str) -> None:
 
 
 def test_entry_point_device_is_discovered(monkeypatch):
-    monkeypatch.setattr(registry, "entry_points", lambda group: [_FakeEntryPoint()] if group == "vinerun.plugins" else [])
+    fake = [_FakeEntryPoint()]
+    monkeypatch.setattr(registry, "entry_points", lambda group: fake if group == "vinerun.plugins" else [])
     core = ov.Core()
     assert "REFDEV" in core.available_devices
     _check_runs_on(core, "REFDEV")
