@@ -274,3 +274,35 @@ def test_channels_last_through_max_pool():
             g = got[i]
             assert g.flags.c_contiguous
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+def test_prepacked_weights_follow_the_stream_thread_count():
+    """oneDNN packs filters for the thread count that runs them: each stream gets its own copy."""
+    import threading
+
+    import torch
+
+    from vinerun.plugins.cpu.kernels.fused_conv import _PackedWeights
+
+    w = torch.randn(8, 4, 3, 3)
+    x = torch.randn(1, 4, 16, 16)
+    packed = _PackedWeights(w, [1, 1], [1, 1], [1, 1], 1, [1, 4, 16, 16])
+    outs: dict[int, torch.Tensor] = {}
+
+    def run(threads: int) -> None:
+        torch.set_num_threads(threads)
+        outs[threads] = torch.ops.mkldnn._convolution_pointwise(x, packed.get(), None, [1, 1], [1, 1], [1, 1], 1,
+                                                                "none", [], "")
+
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            t = threading.Thread(target=run, args=(threads,))
+            t.start()
+            t.join()
+    finally:
+        torch.set_num_threads(before)
+    assert {1, 2} <= set(packed.by_threads)
+    want = torch.nn.functional.conv2d(x, w, padding=1)
+    for y in outs.values():
+        torch.testing.assert_close(y, want, rtol=1e-4, atol=1e-4)

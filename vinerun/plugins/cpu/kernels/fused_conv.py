@@ -97,6 +97,27 @@ class _Parts:
         return None if which is None else _act_fn(which, self.beta.get(id(which)))
 
 
+class _PackedWeights:
+    """Filters reordered for oneDNN, one copy per intra-op thread count.
+
+    oneDNN picks the convolution implementation, and so the weight layout, for the number of threads
+    that runs it; weights packed for 2 threads run several times slower on a 1-thread stream (each call
+    reorders them again). Streams have their own thread counts, so the copy is chosen per call.
+    """
+
+    def __init__(self, w: torch.Tensor, *geometry: Any):
+        self.w = w
+        self.geometry = geometry
+        self.by_threads = {torch.get_num_threads(): _MKLDNN._reorder_convolution_weight(w, *geometry)}
+
+    def get(self) -> torch.Tensor:
+        threads = torch.get_num_threads()
+        packed = self.by_threads.get(threads)
+        if packed is None:
+            packed = self.by_threads[threads] = _MKLDNN._reorder_convolution_weight(self.w, *self.geometry)
+        return packed
+
+
 def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
     """The prepacked oneDNN path, or None when the node does not fit it."""
     if spatial_count(node) != 2 or node.get_input_element_type(0).get_type_name() != "f32":
@@ -114,8 +135,7 @@ def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
     if pb != pe or min(pb) < 0:
         return None
     strides, dilations, _, _ = node.spatial_attrs(2)
-    packed = _MKLDNN._reorder_convolution_weight(torch.from_numpy(np.array(w, np.float32)),
-                                                 pb, strides, dilations, groups, size)
+    packed = _PackedWeights(torch.from_numpy(np.array(w, np.float32)), pb, strides, dilations, groups, size)
     bias = None
     if parts.bias_index is not None:
         b = node.const_input(parts.bias_index)
@@ -138,13 +158,14 @@ def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
 
         def run_binary(inputs: list) -> list:
             other = strided_torch(inputs[s_index]).contiguous(memory_format=cl)
-            return finish(conv(strided_torch(inputs[0]), other, packed, bias, *geometry, "add", 1.0, unary, [], ""))
+            y = conv(strided_torch(inputs[0]), other, packed.get(), bias, *geometry, "add", 1.0, unary, [], "")
+            return finish(y)
 
         return Kernel(run_binary, "onednn_conv2d_sum")
     attr, scalars, algo = pre if pre is not None else ("none", [], "")
 
     def run(inputs: list) -> list:
-        y = conv(strided_torch(inputs[0]), packed, bias, *geometry, attr, scalars, algo)
+        y = conv(strided_torch(inputs[0]), packed.get(), bias, *geometry, attr, scalars, algo)
         if pre_fn is not None:
             y = pre_fn(y)
         if s_index is not None:
