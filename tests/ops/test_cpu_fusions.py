@@ -306,3 +306,204 @@ def test_prepacked_weights_follow_the_stream_thread_count():
     want = torch.nn.functional.conv2d(x, w, padding=1)
     for y in outs.values():
         torch.testing.assert_close(y, want, rtol=1e-4, atol=1e-4)
+
+
+# --- MatMul fusion ---------------------------------------------------------------------------------------------
+
+
+def matmul_graph(dtype=np.float32, shape=(2, 5, 12), n=7, bias=True, act=None, transpose_b=False, bias_first=False):
+    """A Parameter -> MatMul(constant 2-D weight) -> [bias] -> [act] -> Result model."""
+    from vinerun.ops.matmul import MatMul
+
+    x = Parameter(dtype, list(shape), name="x")
+    w = Constant(rand([n, shape[-1]] if transpose_b else [shape[-1], n], dtype))
+    v = MatMul(x, w, name="mm", transpose_b=transpose_b).output(0)
+    if bias:
+        b = Constant(rand([n], dtype))
+        v = (Add(b, v, name="bias") if bias_first else Add(v, b, name="bias")).output(0)
+    if act:
+        a = ACTS[act](v)
+        a.set_friendly_name("act")
+        v = a.output(0)
+    return Model([Result(v)], [x], "mm_fusion")
+
+
+def check_fused_matmul(model: Model, dtype=np.float32, kinds: str = "", exec_type: str = "onednn_linear"):
+    """Compile on CPU, check one FusedMatMul replaced the chain, compare kernel and node reference with the graph's."""
+    from vinerun.plugins.cpu.fused_ops import FusedMatMul
+
+    inputs = [rand(list(model.get_parameters()[0].get_partial_shape().to_shape()), dtype)]
+    want = run_reference(model, inputs)[0]
+    compiled = ov.Core().compile_model(model, "CPU")
+    ops = [n for n in compiled.get_runtime_model().get_ordered_ops()
+           if n.type_name not in ("Parameter", "Constant", "Result")]
+    assert [n.type_name for n in ops] == ["FusedMatMul"]
+    fused = ops[0]
+    assert isinstance(fused, FusedMatMul) and fused.post_ops == kinds
+    assert compiled._impl.plan.steps[0].kernel.exec_type == exec_type
+    got = compiled.create_infer_request().infer(inputs)[0]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), **tolerance(dtype))
+    ref = fused.evaluate([inputs[0], *[fused.const_input(i) for i in range(1, fused.get_input_size())]])[0]
+    np.testing.assert_allclose(ref.astype(np.float64), want.astype(np.float64), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("act", sorted(ACTS))
+def test_matmul_each_activation_f32(act):
+    name = ACTS[act](Parameter(np.float32, [1])).type_name.lower()
+    check_fused_matmul(matmul_graph(act=act), kinds=f"bias,{name}")
+
+
+@pytest.mark.parametrize("act", [None, "relu", "gelu"])
+@pytest.mark.parametrize("shape", [(6, 12), (2, 5, 12), (2, 3, 4, 12)])
+def test_matmul_without_bias_and_batched(act, shape):
+    kinds = "" if act is None else ACTS[act](Parameter(np.float32, [1])).type_name.lower()
+    check_fused_matmul(matmul_graph(shape=shape, bias=False, act=act), kinds=kinds)
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+@pytest.mark.parametrize("bias_first", [False, True])
+def test_matmul_transpose_b_and_bias_order(transpose_b, bias_first):
+    check_fused_matmul(matmul_graph(transpose_b=transpose_b, bias_first=bias_first, act="relu"),
+                       kinds="bias,relu")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, BF16])
+def test_matmul_other_dtypes_use_aten(dtype):
+    check_fused_matmul(matmul_graph(dtype=dtype, act="sigmoid"), dtype=dtype, kinds="bias,sigmoid",
+                       exec_type="aten_matmul_fused")
+
+
+def test_matmul_dynamic_batch():
+    """A dynamic leading dimension packs without a row hint and runs any batch."""
+    model = matmul_graph(act="relu")
+    model.reshape({"x": [-1, 5, 12]})
+    compiled = ov.Core().compile_model(model, "CPU")
+    for rows in (1, 3):
+        x = rand([rows, 5, 12])
+        np.testing.assert_allclose(compiled.create_infer_request().infer([x])[0], run_reference(model, [x])[0],
+                                   rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("case", ["weight_not_constant", "weight_3d", "bias_not_per_channel", "two_readers"])
+def test_matmul_not_fused(case):
+    from vinerun.ops.matmul import MatMul
+    from vinerun.plugins.cpu.fused_ops import matmul_fusion
+    from vinerun.transformations.matmul_fusion import match_matmul_chain
+
+    x = Parameter(np.float32, [2, 5, 12], name="x")
+    params = [x]
+    if case == "weight_not_constant":
+        w = Parameter(np.float32, [12, 7], name="w")
+        params.append(w)
+    else:
+        w = Constant(rand([2, 12, 7] if case == "weight_3d" else [12, 7]))
+    mm = MatMul(x, w)
+    if case == "bias_not_per_channel":
+        outs = [Add(mm, Constant(rand([5, 7])))]
+    elif case == "two_readers":
+        outs = [Relu(mm), Sigmoid(mm)]
+    else:
+        outs = [Relu(mm)]
+    model = Model([Result(o) for o in outs], params, "nofuse")
+    chain = match_matmul_chain(mm)
+    if case in ("weight_not_constant", "weight_3d"):
+        assert chain is None and not matmul_fusion()(model).modified
+    else:
+        assert chain is not None and chain.steps == []  # only the weight is prepacked
+        matmul_fusion()(model)
+        assert {"Add", "Relu", "Sigmoid"} & {n.type_name for n in model.get_ordered_ops()}
+
+
+def test_matmul_profiling_statuses():
+    compiled = ov.Core().compile_model(matmul_graph(act="gelu"), "CPU", {"PERF_COUNT": True})
+    req = compiled.create_infer_request()
+    req.infer([rand([2, 5, 12])])
+    info = {(p.node_name, p.node_type): p.status for p in req.get_profiling_info()}
+    assert info == {("mm", "FusedMatMul"): "EXECUTED", ("bias", "Add"): "OPTIMIZED_OUT",
+                    ("act", "Gelu"): "OPTIMIZED_OUT"}
+
+
+def test_matmul_packed_weight_follows_the_stream_thread_count():
+    import threading
+
+    import torch
+
+    from vinerun.plugins.cpu.kernels.fused_matmul import _PackedLinearWeight
+
+    w, x = torch.randn(16, 8), torch.randn(3, 8)
+    packed = _PackedLinearWeight(w, 3)
+    outs: dict[int, torch.Tensor] = {}
+
+    def run(threads: int) -> None:
+        torch.set_num_threads(threads)
+        outs[threads] = torch.ops.mkldnn._linear_pointwise(x, packed.get(), None, "none", [], "")
+
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            t = threading.Thread(target=run, args=(threads,))
+            t.start()
+            t.join()
+    finally:
+        torch.set_num_threads(before)
+    assert {1, 2} <= set(packed.by_threads)
+    for y in outs.values():
+        torch.testing.assert_close(y, x @ w.T, rtol=1e-4, atol=1e-4)
+
+
+# --- GELU (erf form) fusion ------------------------------------------------------------------------------------
+
+
+def erf_gelu_graph(form: str, sqrt2: float = float(np.sqrt(2))):
+    """x -> x * 0.5 * (1 + erf(x / sqrt2)) in one of the exporters' spellings."""
+    from vinerun.ops.arithmetic import Divide, Multiply
+    from vinerun.ops.unary_math import Erf
+
+    x = Parameter(np.float32, [2, 9], name="x")
+    c = lambda v: Constant(np.array(v, np.float32))  # noqa: E731
+    scaled = Multiply(c(1 / sqrt2), x) if form == "mul_inv" else Divide(x, c(sqrt2))
+    one_plus = Add(c(1.0), Erf(scaled))
+    if form == "half_last":
+        y = Multiply(Multiply(x, one_plus), c(0.5))
+    else:
+        y = Multiply(Multiply(c(0.5), x), one_plus)
+    return Model([Result(y)], [x], "gelu")
+
+
+@pytest.mark.parametrize("form", ["half_first", "half_last", "mul_inv"])
+def test_erf_gelu_fused(form):
+    from vinerun.transformations.gelu_fusion import GeluFusion
+
+    model = erf_gelu_graph(form)
+    x = rand([2, 9])
+    want = run_reference(model, [x])[0]
+    assert GeluFusion()(model).modified
+    assert [n.type_name for n in model.get_ordered_ops() if n.type_name not in ("Parameter", "Result")] == ["Gelu"]
+    np.testing.assert_allclose(run_reference(model, [x])[0], want, rtol=1e-5, atol=1e-6)
+
+
+def test_erf_gelu_wrong_constant_not_fused():
+    from vinerun.transformations.gelu_fusion import GeluFusion
+
+    assert not GeluFusion()(erf_gelu_graph("half_first", sqrt2=1.3)).modified
+
+
+def test_matmul_bias_erf_gelu_becomes_one_node():
+    """The BERT feed-forward spelling: MatMul + bias + erf-form GELU compile into one FusedMatMul."""
+    from vinerun.ops.arithmetic import Divide, Multiply
+    from vinerun.ops.matmul import MatMul
+    from vinerun.ops.unary_math import Erf
+
+    x = Parameter(np.float32, [1, 6, 12], name="x")
+    h = Add(MatMul(x, Constant(rand([12, 16]))), Constant(rand([16])))
+    c = lambda v: Constant(np.array(v, np.float32))  # noqa: E731
+    y = Multiply(Multiply(h, c(0.5)), Add(Erf(Divide(h, c(np.sqrt(2)))), c(1.0)))
+    model = Model([Result(y)], [x], "ff")
+    compiled = ov.Core().compile_model(model, "CPU")
+    ops = [n for n in compiled.get_runtime_model().get_ordered_ops()
+           if n.type_name not in ("Parameter", "Constant", "Result")]
+    assert [(n.type_name, n.post_ops) for n in ops] == [("FusedMatMul", "bias,gelu")]
+    xv = rand([1, 6, 12])
+    np.testing.assert_allclose(compiled.create_infer_request().infer([xv])[0], run_reference(model, [xv])[0],
+                               rtol=1e-4, atol=1e-4)

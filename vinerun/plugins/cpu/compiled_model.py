@@ -13,10 +13,11 @@ from vinerun.plugin_api.property_table import PropertyValues
 from vinerun.plugin_api.variable_state import VariableState, variable_states
 from vinerun.plugins.cpu import device_info
 from vinerun.plugins.cpu.config import COMPILED_TABLE, PLUGIN_TABLE, effective_precision
-from vinerun.plugins.cpu.fused_ops import conv_fusion
+from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
 from vinerun.plugins.cpu.plan import Plan
 from vinerun.plugins.cpu.streams import StreamsConfig, init_stream_thread, resolve_streams
 from vinerun.transformations import common_cleanup
+from vinerun.transformations.gelu_fusion import GeluFusion
 
 
 class CPUCompiledModel(ICompiledModel):
@@ -46,6 +47,8 @@ class CPUCompiledModel(ICompiledModel):
         self._unfused = self.model  # what export_graph returns: IR-writable, no internal ops
         self.model = self.model.clone()
         conv_fusion()(self.model)
+        GeluFusion()(self.model)
+        matmul_fusion()(self.model)
         self.plan = Plan(self.model)
 
     def export_graph(self) -> Model:

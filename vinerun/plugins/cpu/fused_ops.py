@@ -12,7 +12,9 @@ import numpy as np
 from vinerun.ir.node import Attr, Node, Output
 from vinerun.ops.convolution import Convolution as _Convolution
 from vinerun.ops.convolution import ConvolutionBase, GroupConvolution
+from vinerun.ops.matmul import MatMul
 from vinerun.transformations.fusions import ConvChain, ConvFusion
+from vinerun.transformations.matmul_fusion import MatMulFusion
 
 
 @dataclass(frozen=True)
@@ -91,3 +93,61 @@ class FusedConvolution(ConvolutionBase):
 def conv_fusion() -> ConvFusion:
     """The CPU plugin's convolution fusion pass (makes :class:`FusedConvolution` nodes)."""
     return ConvFusion(FusedConvolution.from_chain)
+
+
+class FusedMatMul(MatMul):
+    """MatMul by a constant 2-D weight with fused bias and activation post-ops.
+
+    Inputs: data, weight, then the post-ops' operands in order (bias, Swish beta). ``post_ops`` names them,
+    e.g. ``"bias,gelu"`` (empty for a bare MatMul whose weight is only prepacked).
+
+    >>> fused = FusedMatMul.from_chain(match_matmul_chain(matmul))  # doctest: +SKIP
+    >>> fused.post_ops
+    'bias,relu'
+    """
+
+    type_name, version = "FusedMatMul", "vinerun_cpu"
+    num_inputs = (2, 4)
+    post_ops = Attr("str", "")
+
+    @property
+    def steps(self) -> tuple[PostOp, ...]:
+        return self.__dict__.get("_steps", ())
+
+    @property
+    def fused_names(self) -> list[tuple[str, str]]:
+        """(friendly name, type) of each op fused away after the MatMul."""
+        return [(s.node.friendly_name, s.node.type_name) for s in self.steps]
+
+    @classmethod
+    def from_chain(cls, chain: ConvChain) -> FusedMatMul:
+        mm = chain.conv
+        inputs: list[Output] = [mm.input_value(0), mm.input_value(1)]
+        steps: list[PostOp] = []
+        for s in chain.steps:
+            index = None
+            if s.operand is not None:
+                index = len(inputs)
+                inputs.append(s.operand)
+            steps.append(PostOp(s.node, s.kind, s.position, index))
+        names = [s.kind if s.kind != "activation" else s.node.type_name.lower() for s in chain.steps]
+        fused = cls(inputs, name=mm.friendly_name, transpose_a=False, transpose_b=mm.transpose_b,
+                    post_ops=",".join(names))
+        fused.__dict__["_steps"] = tuple(steps)
+        fused.rt_info.update(mm.rt_info)
+        return fused
+
+    def evaluate(self, inputs: list) -> list:
+        y = MatMul.evaluate(self, inputs[:2])[0]
+        for s in self.steps:
+            args: list[np.ndarray | None] = [None] * max(2 if s.input_index is not None else 1, s.position + 1)
+            args[s.position] = y
+            if s.input_index is not None:
+                args[1 - s.position] = inputs[s.input_index]
+            y = s.node.evaluate(args)[0]
+        return [y]
+
+
+def matmul_fusion() -> MatMulFusion:
+    """The CPU plugin's MatMul fusion pass (makes :class:`FusedMatMul` nodes)."""
+    return MatMulFusion(FusedMatMul.from_chain)

@@ -1,17 +1,25 @@
-"""The bit-exact integer path (``GNA_SW_EXACT``), first slice: chains of affine layers and activations.
+"""The bit-exact integer path (``GNA_SW_EXACT``): affine layers, activations, eltwise, concat and memory.
 
-Covered: one input ``[N, K]`` (N <= 8) flowing through ``MatMul`` with constant weights (optionally
-``+ constant bias``), PWL activations (Sigmoid, Tanh, SoftSign, Relu, Clamp) and reshape-like ops
-to one output. The steps follow specs/gna.md: the input is quantized with its scale factor
-(user, else 1.0; round half away from zero, int16 saturation), weights and biases by
-:mod:`.quantize` (i16, or i8 with row multipliers), the affine sums in int64 saturated to int32 every
-``BufferElementCount / batch`` inputs (:mod:`.arith`), activations are designed PWLs quantized to the
-hardware's segments and evaluated with its shift/saturate rule (:mod:`.pwl`, :mod:`.pwl_segments`),
-with output scale 2048 (:mod:`.scales`); two affine layers in a row get an identity PWL between them,
-as the plugin inserts. The output is ``q / s_out``.
+Covered (a graph, compiled in topological order): inputs ``[N, K]`` (N <= 8), ``MatMul`` with constant
+weights (optionally ``+ constant bias``), PWL activations (Sigmoid, Tanh, SoftSign, Relu, Clamp),
+eltwise Add/Sub/Multiply between two activations, Concat, reshape-like ops and ReadValue/Assign
+state. The steps follow specs/gna.md: inputs are quantized with their scale factor (user, else 1.0;
+round half away from zero, int16 saturation), weights and biases by :mod:`.quantize` (i16, or i8 with
+row multipliers), the affine sums in int64 saturated to int32 every ``BufferElementCount / batch``
+inputs (:mod:`.arith`), activations are designed PWLs quantized to the hardware's segments and
+evaluated with its shift/saturate rule, with output scale 2048 (:mod:`.scales`). A 32-bit value that
+feeds a layer needing int16 (affine, Mul, Concat, Assign, a second 32-bit Add input) gets an identity
+PWL, as the plugin inserts. Add/Sub run as a diagonal affine (the 32-bit input, else the first, is the
+bias; the other gets weight ``round(s_b/s_a)``, negated for Sub; above 32767 the bias side is
+requantized to ``s_a*32767``), Mul as a diagonal with one input as the weights (``s_0*s_1``).
+Concat inputs share one scale (an input's, else the first non-activation's, else the first's);
+activations and memory reads are requantized by restarting the propagation with their new output
+scale; otherwise ``layers entered into concat have different scale factors``. State is int16 with the
+Assign side's scale (restart when the read side differs); ``query_state`` shows ``q/s`` as floats and
+``set_state`` takes floats, as the original plugin did. The output is ``q / s_out``.
 
-Not yet: state (ReadValue/Assign), eltwise between activations, concat/split, convolution, cells,
-FakeQuantize scale factors; a model using them raises ``NotSupportedError`` at compile time.
+Not yet: convolution, pooling, cells, split, FakeQuantize scale factors; a model using them raises
+``NotSupportedError`` at compile time.
 
 >>> backend = ExactBackend(model, GNAConfig(scale_factors={"x": 2048.0}))   # doctest: +SKIP
 >>> backend.run([x], {})                                                   # doctest: +SKIP
@@ -26,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from vinerun.errors import NotSupportedError
+from vinerun.errors import NotSupportedError, ValidationError
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.plugin_api.variable_state import constant_value
@@ -35,10 +43,15 @@ from vinerun.plugins.gna.config import GNAConfig, target_name
 
 RESHAPES = {"Reshape", "Squeeze", "Unsqueeze"}
 CURVED = {"Sigmoid": "sigmoid", "Tanh": "tanh", "SoftSign": "softsign"}
+ELTWISE = {"Add", "Subtract", "Multiply"}
 COVERED = ("MatMul with constant weights (+ constant bias Add), Sigmoid, Tanh, SoftSign, Relu, Clamp, "
-           "Reshape/Squeeze/Unsqueeze, in a chain from one input to one output")
+           "Add/Subtract/Multiply between activations, Concat, ReadValue/Assign, Reshape/Squeeze/Unsqueeze")
+#: key of the int16 state copies inside a request's state dict (next to the float views query_state shows)
+INT_STATE = "\0gna_int16_state"
+_MAX_PASSES = 8
 
-Step = Callable[[np.ndarray], np.ndarray]
+Env = dict[Any, np.ndarray]
+Step = Callable[[Env, dict[str, Any]], None]
 
 
 @functools.lru_cache(maxsize=64)
@@ -58,45 +71,112 @@ def fit_input_range(segments: list[pwl_functions.Segment], s_in: float) -> list[
 
 
 @dataclass
-class _Signal:
-    """The value flowing through the chain at compile time: its integer width and scale factor."""
+class _Value:
+    """A value at compile time: its integer width, scale factor, producer kind and requantization key."""
 
     bits: int
     scale: float
+    kind: str = "other"   # "input", "activation", "memory", "affine", "other"
+    origin: str = ""
+
+
+class _Restart(Exception):
+    """Propagation must restart: a scale was overridden (requantization)."""
+
+
+def _key(out: Output) -> tuple[int, int]:
+    return (id(out.node), out.index)
 
 
 class ExactBackend:
-    """A model compiled into integer steps; ``run`` quantizes the input and dequantizes the output."""
+    """A model compiled into integer steps; ``run`` quantizes the inputs and dequantizes the outputs.
+
+    ``state`` is the request's variable store (float views plus the int16 copies under ``INT_STATE``).
+
+    Example:
+        >>> backend = ExactBackend(speech_model(), GNAConfig(scale_factors={"feats": 4096.0}))  # doctest: +SKIP
+        >>> backend.state_scales, backend.run([frame], request_state)                       # doctest: +SKIP
+        ({'h': 2048.0}, [array(...)])
+    """
 
     def __init__(self, model: Model, config: GNAConfig):
         self.config = config
-        params = model.get_parameters()
-        results = model.get_results()
-        if len(params) != 1 or len(results) != 1 or model.get_variables():
-            raise self.unsupported(f"model '{model.friendly_name}' has {len(params)} inputs, {len(results)} outputs "
-                                   f"and {len(model.get_variables())} state variables")
-        param = params[0]
-        names = [param.friendly_name, *param.output(0).get_names()]
-        self.input_scale = config.input_scale_factor(0, names)
-        self.batch = int(np.prod(param.get_output_partial_shape(0).to_shape()[:-1] or [1]))
-        self.steps: list[Step] = []
-        signal = _Signal(16, self.input_scale)
-        node = self._next(param)
-        while node.type_name != "Result":
-            node, signal = self._compile(node, signal)
-        self.output_scale = signal.scale
-        self.output_shape = list(results[0].get_output_partial_shape(0).to_shape())
+        self.model = model
+        self.overrides: dict[str, float] = {}
+        for _ in range(_MAX_PASSES):
+            try:
+                self._compile_model()
+                break
+            except _Restart:
+                continue
+        else:
+            raise ValidationError(f"GNA scale-factor propagation of '{model.friendly_name}' did not settle in "
+                                  f"{_MAX_PASSES} passes")
 
     @staticmethod
     def unsupported(what: str) -> NotSupportedError:
         return NotSupportedError(f"GNA_SW_EXACT does not cover this model yet: {what}. The integer path covers "
                                  f"{COVERED}; use GNA_DEVICE_MODE=GNA_SW_FP32 for the rest")
 
-    def _next(self, node: Node) -> Node:
-        targets = [t.get_node() for o in node.outputs() for t in o.get_target_inputs()]
-        if len(targets) != 1:
-            raise self.unsupported(f"{node.type_name} '{node.friendly_name}' feeds {len(targets)} layers")
-        return targets[0]
+    # --- compile -------------------------------------------------------------------------------
+
+    def _compile_model(self) -> None:
+        model = self.model
+        self.steps: list[Step] = []
+        self.values: dict[tuple[int, int], _Value] = {}
+        self.fused: set[int] = set()
+        self.identity_of: dict[tuple[int, int], tuple[Any, _Value]] = {}
+        self.input_keys: list[tuple[tuple[int, int], float]] = []
+        self.outputs: list[tuple[tuple[int, int], float, list[int]]] = []
+        self.state_scales: dict[str, float] = {}
+        self.read_nodes: dict[str, Node] = {}
+        params = model.get_parameters()
+        batch = 1
+        for i, param in enumerate(params):
+            names = [param.friendly_name, *param.output(0).get_names()]
+            s = self.config.input_scale_factor(i, names)
+            shape = param.get_output_partial_shape(0).to_shape()
+            batch = max(batch, int(np.prod(shape[:-1] or [1])))
+            self.values[_key(param.output(0))] = _Value(16, s, "input", f"input:{param.friendly_name}")
+            self.input_keys.append((_key(param.output(0)), s))
+        self.batch = min(batch, 8)
+        folded: set[int] = set()  # constant subgraphs (weights behind Convert/Reshape...): read by their users
+        for node in model.get_ordered_ops():
+            inputs = [v.node for v in node.input_values()]
+            if node.type_name == "Constant" or (inputs and node.type_name not in ("Result", "Assign", "ReadValue")
+                                                and all(id(n) in folded for n in inputs)):
+                folded.add(id(node))
+                continue
+            if id(node) in self.fused or node.type_name == "Parameter":
+                continue
+            self._compile(node)
+
+    def _in(self, node: Node, i: int) -> tuple[Any, _Value]:
+        out = node.input_value(i)
+        value = self.values.get(_key(out))
+        if value is None:
+            if constant_value(out) is not None:
+                raise self.unsupported(f"constant input {i} of {node.type_name} '{node.friendly_name}'")
+            raise self.unsupported(f"input {i} of {node.type_name} '{node.friendly_name}'")
+        return _key(out), value
+
+    def _in16(self, node: Node, i: int) -> tuple[Any, _Value]:
+        """Input ``i`` as int16: a 32-bit value gets an identity PWL (shared by its consumers)."""
+        key, value = self._in(node, i)
+        if value.bits == 16:
+            return key, value
+        if key not in self.identity_of:
+            origin = f"identity:{value.origin}"
+            s_out = self.overrides.get(origin) or scales.activation_output_scale("identity", value.scale)
+            new_key = ("identity", key)
+            self._pwl_step(key, new_key, pwl_functions.exact("identity"), value.scale, s_out)
+            self.identity_of[key] = (new_key, _Value(16, s_out, "activation", origin))
+        return self.identity_of[key]
+
+    def _set(self, node: Node, value: _Value) -> tuple[int, int]:
+        key = _key(node.output(0))
+        self.values[key] = value
+        return key
 
     def _const(self, out: Output, what: str) -> np.ndarray:
         value = constant_value(out)
@@ -104,66 +184,197 @@ class ExactBackend:
             raise self.unsupported(f"{what} of '{out.node.friendly_name}' is not a constant")
         return np.asarray(value, dtype=np.float64)
 
-    def _compile(self, node: Node, signal: _Signal) -> tuple[Node, _Signal]:
+    def _compile(self, node: Node) -> None:
         t = node.type_name
         if t in RESHAPES or (t == "Convert" and node.get_output_element_type(0).is_real()):
-            shape = list(node.get_output_partial_shape(0).to_shape())
-            self.steps.append(lambda x, shape=shape: x.reshape(shape))
-            return self._next(node), signal
-        if t == "MatMul":
-            if signal.bits == 32:
-                signal = self._pwl(pwl_functions.exact("identity"), signal, "identity")
-            return self._affine(node, signal)
-        if t in CURVED:
-            algorithm = self.config.pwl_algorithm.name
-            segments = list(_designed(CURVED[t], self.config.pwl_max_error_percent, algorithm))
-            return self._next(node), self._pwl(segments, signal, CURVED[t])
-        if t == "Relu":
-            return self._next(node), self._pwl(pwl_functions.exact("relu"), signal, "relu")
-        if t == "Clamp":
+            src, value = self._in(node, 0)
+            dst, shape = self._set(node, value), list(node.get_output_partial_shape(0).to_shape())
+            self.steps.append(lambda env, st, src=src, dst=dst, shape=shape:
+                              env.__setitem__(dst, env[src].reshape(shape)))
+        elif t == "MatMul":
+            self._affine(node)
+        elif t in CURVED:
+            segments = list(_designed(CURVED[t], self.config.pwl_max_error_percent, self.config.pwl_algorithm.name))
+            self._activation(node, segments, "sigmoid")
+        elif t == "Relu":
+            self._activation(node, pwl_functions.exact("relu"), "relu")
+        elif t == "Clamp":
             attrs = node.get_attributes()
             segs = pwl_functions.exact("clamp", lo=float(attrs["min"]), hi=float(attrs["max"]))
-            return self._next(node), self._pwl(segs, signal, "clamp")
-        raise self.unsupported(f"layer '{node.friendly_name}' (type {t})")
+            self._activation(node, segs, "clamp")
+        elif t in ELTWISE:
+            self._eltwise(node)
+        elif t == "Concat":
+            self._concat(node)
+        elif t == "ReadValue":
+            self._read_value(node)
+        elif t == "Assign":
+            self._assign(node)
+        elif t == "Result":
+            src, value = self._in(node, 0)
+            self.outputs.append((src, value.scale, list(node.get_output_partial_shape(0).to_shape())))
+        else:
+            raise self.unsupported(f"layer '{node.friendly_name}' (type {t})")
 
-    def _affine(self, node: Node, signal: _Signal) -> tuple[Node, _Signal]:
+    def _affine(self, node: Node) -> None:
         attrs = node.get_attributes()
         if attrs.get("transpose_a"):
             raise self.unsupported(f"MatMul '{node.friendly_name}' with transpose_a")
+        if constant_value(node.input_value(0)) is not None:
+            raise self.unsupported(f"MatMul '{node.friendly_name}' with a constant first input")
+        src, value = self._in16(node, 0)
         w = self._const(node.input_value(1), "the weights")
         if w.ndim != 2:
             raise self.unsupported(f"MatMul '{node.friendly_name}' with {w.ndim}-D weights")
         w = w if attrs.get("transpose_b") else w.T  # [rows, inputs]
-        nxt = self._next(node)
-        bias = None
-        if nxt.type_name == "Add":
-            other = [v for v in nxt.input_values() if v.node is not node]
+        out_node, bias = node, None
+        targets = [t.get_node() for t in node.output(0).get_target_inputs()]
+        if len(targets) == 1 and targets[0].type_name == "Add":
+            other = [v for v in targets[0].input_values() if v.node is not node]
             if len(other) == 1 and constant_value(other[0]) is not None:
                 b = self._const(other[0], "the bias")
                 if b.size == w.shape[0]:
-                    bias = b.reshape(-1)
-                    node, nxt = nxt, self._next(nxt)
-        q = quantize.quantize_affine(w, bias, signal.scale, self.config.precision)
-        chunk = arith.accumulation_chunk(target_name(self.config.compile_target), min(max(self.batch, 1), 8))
+                    bias, out_node = b.reshape(-1), targets[0]
+                    self.fused.add(id(out_node))
+        origin = f"affine:{node.friendly_name}"
+        q = quantize.quantize_affine(w, bias, value.scale, self.config.precision)
+        if origin in self.overrides and self.overrides[origin] < q.s_out:
+            # requantized by a consumer (eltwise bias above the diagonal weight limit): a smaller weight scale
+            q = quantize.quantize_affine(w, bias, value.scale, self.config.precision,
+                                         s_w=self.overrides[origin] / value.scale)
+        s_out = scales.affine_output_scale(q.s_w, value.scale)
+        chunk = arith.accumulation_chunk(target_name(self.config.compile_target), max(self.batch, 1))
         # integer-valued float64 weights, prepacked once: arith.affine uses them without a copy
         weights, biases, mult = q.weights.astype(np.float64), q.biases, q.multipliers
-        out_shape = list(node.get_output_partial_shape(0).to_shape())
+        out_shape = list(out_node.get_output_partial_shape(0).to_shape())
+        dst = self._set(out_node, _Value(32, s_out, "affine", origin))
 
-        def affine(x: np.ndarray) -> np.ndarray:
-            y = arith.affine(x.reshape(-1, weights.shape[1]), weights, biases, chunk=chunk, multipliers=mult)
-            return y.reshape(out_shape)
+        def affine(env: Env, st: dict[str, Any]) -> None:
+            y = arith.affine(env[src].reshape(-1, weights.shape[1]), weights, biases, chunk=chunk, multipliers=mult)
+            env[dst] = y.reshape(out_shape)
 
         self.steps.append(affine)
-        return nxt, _Signal(32, scales.affine_output_scale(q.s_w, signal.scale))
 
-    def _pwl(self, segments: list[pwl_functions.Segment], signal: _Signal, kind: str) -> _Signal:
-        s_out = scales.activation_output_scale(kind if kind in ("identity", "relu") else "sigmoid", signal.scale)
-        hw = pwl_segments.quantize_segments(fit_input_range(segments, signal.scale), signal.scale, s_out)
-        self.steps.append(lambda x: pwl_segments.evaluate(x, hw))
-        return _Signal(16, s_out)
+    def _pwl_step(self, src: Any, dst: Any, segments: list[pwl_functions.Segment], s_in: float, s_out: float) -> None:
+        hw = pwl_segments.quantize_segments(fit_input_range(segments, s_in), s_in, s_out)
+        self.steps.append(lambda env, st: env.__setitem__(dst, pwl_segments.evaluate(env[src], hw)))
+
+    def _activation(self, node: Node, segments: list[pwl_functions.Segment], kind: str) -> None:
+        src, value = self._in(node, 0)
+        origin = f"activation:{node.friendly_name}"
+        s_out = self.overrides.get(origin) or scales.activation_output_scale(
+            kind if kind in ("identity", "relu") else "sigmoid", value.scale)
+        dst = self._set(node, _Value(16, s_out, "activation", origin))
+        self._pwl_step(src, dst, segments, value.scale, s_out)
+
+    def _eltwise(self, node: Node) -> None:
+        t, name = node.type_name, node.friendly_name
+        for i in (0, 1):
+            if constant_value(node.input_value(i)) is not None:
+                raise self.unsupported(f"{t} '{name}' with a constant input (only activations are covered)")
+        shapes = [list(node.get_input_partial_shape(i).to_shape()) for i in (0, 1)]
+        if shapes[0] != shapes[1]:
+            raise self.unsupported(f"{t} '{name}' broadcasting {shapes[0]} with {shapes[1]}")
+        if t == "Multiply":
+            (k0, v0), (k1, v1) = self._in16(node, 0), self._in16(node, 1)
+            dst = self._set(node, _Value(32, scales.mul_output_scale(v0.scale, v1.scale), "other", f"mul:{name}"))
+            self.steps.append(lambda env, st: env.__setitem__(dst, arith.diagonal(env[k0], env[k1])))
+            return
+        # Add/Sub as a diagonal affine: b (the 32-bit input, else input 0) + weight * a
+        bits = [self._in(node, i)[1].bits for i in (0, 1)]
+        b_index = 1 if (bits[1] == 32 and bits[0] == 16 and t == "Add") else 0
+        a_index = 1 - b_index
+        kb, vb = self._in(node, b_index) if bits[b_index] == 32 else self._in16(node, b_index)
+        ka, va = self._in16(node, a_index)
+        diag = scales.add_as_diagonal(va.scale, vb.scale, subtract=t == "Subtract")
+        if diag.requantize_b:
+            if vb.kind not in ("affine", "activation") or self.overrides.get(vb.origin) == diag.s_b:
+                raise self.unsupported(f"{t} '{name}': its bias input cannot be requantized to {diag.s_b}")
+            self.overrides[vb.origin] = diag.s_b
+            raise _Restart
+        weight = np.int64(diag.weight)
+        dst = self._set(node, _Value(32, diag.s_out, "other", f"eltwise:{name}"))
+        self.steps.append(lambda env, st: env.__setitem__(dst, arith.diagonal(env[ka], weight, env[kb])))
+
+    def _concat(self, node: Node) -> None:
+        ins = [self._in16(node, i) for i in range(node.get_input_size())]
+        entries = [scales.ConcatInput(v.scale, v.kind) for _, v in ins]
+        common = scales.concat_scale(entries)
+        changed = False
+        for _, v in ins:
+            if not np.isclose(v.scale, common, rtol=1e-6) and v.kind in ("activation", "memory"):
+                if self.overrides.get(v.origin) != common:
+                    self.overrides[v.origin] = common
+                    changed = True
+        if changed:
+            raise _Restart
+        scales.check_concat(entries, common)
+        axis = int(node.get_attributes()["axis"])
+        keys = [k for k, _ in ins]
+        dst = self._set(node, _Value(16, common, "other", f"concat:{node.friendly_name}"))
+        self.steps.append(lambda env, st: env.__setitem__(dst, np.concatenate([env[k] for k in keys], axis=axis)))
+
+    def _read_value(self, node: Node) -> None:
+        var = node.get_variable_id()
+        origin = f"memory:{var}"
+        s = self.overrides.get(origin, scales.ACTIVATION_SCALE)
+        self.state_scales[var], self.read_nodes[var] = s, node
+        dst = self._set(node, _Value(16, s, "memory", origin))
+        shape = list(node.get_output_partial_shape(0).to_shape())
+        initial = self._initial(node, shape)
+
+        def read(env: Env, st: dict[str, Any]) -> None:
+            env[dst] = read_state(st, var, s, initial).reshape(shape)
+
+        self.steps.append(read)
+
+    def _initial(self, node: Node, shape: list[int]) -> np.ndarray:
+        if node.get_input_size():
+            value = constant_value(node.input_value(0))
+            if value is None:
+                raise self.unsupported(f"ReadValue '{node.friendly_name}' with a non-constant init value")
+            return np.asarray(value, np.float32)
+        return np.zeros(shape, np.float32)
+
+    def _assign(self, node: Node) -> None:
+        var = node.get_variable_id()
+        if var not in self.state_scales:
+            raise self.unsupported(f"Assign '{node.friendly_name}' without a ReadValue before it")
+        src, value = self._in16(node, 0)
+        s_read, restart = scales.memory_scale(self.state_scales[var], value.scale)
+        if restart:
+            origin = f"memory:{var}"
+            if self.overrides.get(origin) == s_read:
+                raise ValidationError(f"GNA memory '{var}': the scales of its ReadValue and Assign do not settle")
+            self.overrides[origin] = s_read
+            raise _Restart
+        self.steps.append(lambda env, st: write_state(st, var, env[src], s_read))
+
+    # --- run -------------------------------------------------------------------------------------
 
     def run(self, inputs: list[Any], state: dict[str, Any]) -> list[Any]:
-        value = arith.quantize_input(np.asarray(inputs[0], dtype=np.float32), self.input_scale)
+        env: Env = {}
+        for (key, s), x in zip(self.input_keys, inputs, strict=False):
+            env[key] = arith.quantize_input(np.asarray(x, dtype=np.float32), s)
         for step in self.steps:
-            value = step(value)
-        return [arith.dequantize(value, self.output_scale).reshape(self.output_shape)]
+            step(env, state)
+        return [arith.dequantize(env[key], s).reshape(shape) for key, s, shape in self.outputs]
+
+
+def read_state(store: dict[str, Any], var: str, scale: float, initial: np.ndarray) -> np.ndarray:
+    """The int16 state of ``var``: the device copy if the float view is still the one written with it,
+    else the float value (set by the user, or the initial value after a reset) quantized with ``scale``."""
+    ints = store.get(INT_STATE, {})
+    view = store.get(var)
+    if view is not None and var in ints and ints[var][0] is view:
+        return ints[var][1]
+    return arith.quantize_input(initial if view is None else np.asarray(view, np.float32), scale)
+
+
+def write_state(store: dict[str, Any], var: str, q: np.ndarray, scale: float) -> None:
+    """Keep ``q`` (int16) on the device and its float view ``q/s`` for ``query_state``."""
+    view = arith.dequantize(q, scale)
+    store.setdefault(INT_STATE, {})[var] = (view, np.array(q, dtype=np.int16, copy=True))
+    store[var] = view
+
+

@@ -1,0 +1,105 @@
+"""The FusedMatMul kernel: oneDNN inner product with the weight prepacked once, bias and activation fused.
+
+Fast path (f32, contiguous input): ``torch.ops.mkldnn._linear_pointwise`` on a weight reordered by
+``torch.ops.mkldnn._reorder_linear_weight`` (one copy per intra-op thread count), with the bias and, where
+oneDNN has it, the activation as post-ops; other activations run in place after it. Other float types run
+``torch.matmul`` with the post-ops in ATen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._torch import float_node, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.fused_conv import _Parts
+
+_MKLDNN = torch.ops.mkldnn
+#: activations oneDNN's inner product fuses at least as fast as a separate ATen op on AVX2
+_POST_OPS = {"Relu": "relu"}
+
+
+class _PackedLinearWeight:
+    """An ``[N, K]`` weight reordered for oneDNN's inner product, one copy per intra-op thread count.
+
+    >>> packed = _PackedLinearWeight(torch.randn(16, 8), 4)
+    >>> packed.get().shape
+    torch.Size([16, 8])
+    """
+
+    def __init__(self, w: torch.Tensor, rows: int | None):
+        self.w = w
+        self.rows = rows
+        self.by_threads = {torch.get_num_threads(): _MKLDNN._reorder_linear_weight(w, rows)}
+
+    def get(self) -> torch.Tensor:
+        threads = torch.get_num_threads()
+        packed = self.by_threads.get(threads)
+        if packed is None:
+            packed = self.by_threads[threads] = _MKLDNN._reorder_linear_weight(self.w, self.rows)
+        return packed
+
+
+def _bias(node: Any, parts: _Parts, n: int, dtype: np.dtype) -> np.ndarray | None:
+    if parts.bias_index is None:
+        return None
+    b = node.const_input(parts.bias_index)
+    return np.array(np.broadcast_to(b.reshape(-1), (n,)), dtype)
+
+
+def _onednn_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
+    """The prepacked oneDNN path for f32 (None when the node does not fit it)."""
+    if node.get_input_element_type(0).get_type_name() != "f32":
+        return None
+    wt = np.ascontiguousarray(w if node.transpose_b else w.T, np.float32)  # [N, K]
+    xshape = node.get_input_partial_shape(0)
+    rows = int(np.prod([int(d) for d in xshape.to_shape()][:-1])) if xshape.is_static() else None
+    packed = _PackedLinearWeight(torch.from_numpy(wt), rows)
+    b = _bias(node, parts, wt.shape[0], np.dtype(np.float32))
+    bias = None if b is None else torch.from_numpy(b)
+    attr = _POST_OPS.get(parts.pre.type_name) if parts.pre is not None else None
+    act = None if attr is not None else parts.act(parts.pre)
+    attr = attr or "none"
+    linear = _MKLDNN._linear_pointwise
+
+    def run(inputs: list) -> list:
+        x = to_torch(inputs[0])
+        if not x.is_contiguous():
+            x = x.contiguous()
+        y = linear(x, packed.get(), bias, attr, [], "")
+        if act is not None:
+            y = act(y)
+        return [y.numpy()]
+
+    return Kernel(run, "onednn_linear")
+
+
+def _aten_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel:
+    """``torch.matmul`` by the constant weight, then the bias and activation in ATen (any float type)."""
+    weight = to_torch(np.ascontiguousarray(w.T if node.transpose_b else w))
+    b = _bias(node, parts, weight.shape[1], w.dtype)
+    bias = None if b is None else to_torch(b)
+    act = parts.act(parts.pre)
+
+    def run(inputs: list) -> list:
+        y = torch.matmul(to_torch(inputs[0]), weight)
+        if bias is not None:
+            y = y.add_(bias)
+        if act is not None:
+            y = act(y)
+        return [to_numpy(y)]
+
+    return Kernel(run, "aten_matmul_fused")
+
+
+@cpu_kernel("FusedMatMul")
+def fused_matmul(node: Node) -> Kernel | None:
+    w = node.const_input(1)
+    if w is None or w.ndim != 2 or not float_node(node):
+        return None
+    parts = _Parts(node)
+    return _onednn_kernel(node, parts, w) or _aten_kernel(node, parts, w)
