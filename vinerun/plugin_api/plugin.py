@@ -25,6 +25,9 @@ class IPlugin(ABC):
 
     #: the device name users type, e.g. "CPU"
     device_name: str = ""
+    #: set by the Core that uses this plugin: a ``runtime.core.CoreServices`` (compile on, query
+    #: and read properties of other devices); what virtual devices build on
+    core: Any = None
 
     def __init__(self) -> None:
         self.props = PropertyValues(self.property_table())

@@ -56,12 +56,59 @@ def apply_device_properties(config: dict[str, Any], device: str) -> dict[str, An
     return config
 
 
+#: the key a virtual device's device-string suffix is passed under (``ov::device::priorities``)
+DEVICE_PRIORITIES = "MULTI_DEVICE_PRIORITIES"
+
+
 def split_device(device_name: str) -> str:
-    """``"CPU.0"`` -> ``"CPU"`` (one CPU device)."""
-    base = device_name.strip()
+    """The plugin name of a device string: ``"CPU.0"`` -> ``"CPU"``, ``"AUTO:GNA,CPU"`` -> ``"AUTO"``,
+    ``"BATCH:CPU(8)"`` -> ``"BATCH"``."""
+    base = device_name.strip().split(":", 1)[0].strip()
     if "." in base and base.split(".", 1)[1].isdigit():
         base = base.split(".", 1)[0]
     return base
+
+
+def device_name_config(device_name: str) -> dict[str, str]:
+    """What a device string says besides the plugin name, as config (OpenVINO's
+    ``parseDeviceNameIntoConfig``): ``"HETERO:GNA,CPU"`` -> ``{MULTI_DEVICE_PRIORITIES: "GNA,CPU"}``,
+    ``"BATCH:CPU(8)"`` -> ``{MULTI_DEVICE_PRIORITIES: "CPU(8)"}``."""
+    _, sep, rest = device_name.strip().partition(":")
+    if not sep:
+        return {}
+    if not rest.strip():
+        raise DeviceError(f"Device string {device_name!r} names no devices after ':' "
+                          "(write e.g. 'AUTO:GNA,CPU' or 'BATCH:CPU(8)')")
+    return {DEVICE_PRIORITIES: rest.strip()}
+
+
+class CoreServices:
+    """What a virtual device (AUTO, MULTI, HETERO, BATCH) may ask of the Core that created it:
+    compile on, query and read properties of other devices. Set as ``plugin.core``.
+
+    >>> sub = plugin.core.compile_model(model, "CPU", {"PERFORMANCE_HINT": "LATENCY"})  # ICompiledModel
+    """
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+
+    @property
+    def available_devices(self) -> list[str]:
+        return self._core.available_devices
+
+    def compile_model(self, model: Model, device_name: str, config: dict[str, Any] | None = None) -> Any:
+        """The device's ``ICompiledModel`` (through the model cache when ``CACHE_DIR`` is set)."""
+        return self._core.compile_model(model, device_name, dict(config or {}))._impl
+
+    def query_model(self, model: Model, device_name: str, config: dict[str, Any] | None = None) -> dict[str, str]:
+        return self._core.query_model(model, device_name, dict(config or {}))
+
+    def get_property(self, device_name: str, key: str) -> Any:
+        return self._core.get_property(device_name, key)
+
+    def plugin(self, device_name: str) -> Any:
+        """The ``IPlugin`` behind a device name (for ``supported_properties`` and the like)."""
+        return self._core._plugin(device_name)
 
 
 class Core:
@@ -75,6 +122,7 @@ class Core:
     def __init__(self, xml_config_file: str = ""):
         self._registry = PluginRegistry()
         self._global: dict[str, Any] = {}
+        self._services = CoreServices(self)
 
     @property
     def available_devices(self) -> list[str]:
@@ -97,7 +145,9 @@ class Core:
     def _plugin(self, device_name: str) -> Any:
         if not isinstance(device_name, str) or not device_name.strip():
             raise DeviceError(f"Device name must be a non-empty string, got {device_name!r}")
-        return self._registry.get(split_device(device_name))
+        plugin = self._registry.get(split_device(device_name))
+        plugin.core = self._services
+        return plugin
 
     def read_model(self, model: Any, weights: Any = None, config: dict[str, Any] | None = None) -> Model:
         """Read ONNX or OpenVINO IR from a path, ``Path``, bytes or a file object."""
@@ -110,6 +160,7 @@ class Core:
         device = device_name or "CPU"
         plugin = self._plugin(device)
         cfg = apply_device_properties(normalize_config(config), device)
+        cfg = {**device_name_config(device), **cfg}
         cache = model_cache(self, plugin, cfg)  # CACHE_DIR: load a blob or compile and store one
         if cache is not None:
             return cache.compile_model(model, plugin, device, cfg, self.read_model)
@@ -126,7 +177,8 @@ class Core:
         return CompiledModel(import_compiled(model_stream, self._plugin(device_name), normalize_config(config)))
 
     def query_model(self, model: Model, device_name: str, config: Any = None) -> dict[str, str]:
-        return self._plugin(device_name).query_model(model, normalize_config(config))
+        cfg = {**device_name_config(device_name), **normalize_config(config)}
+        return self._plugin(device_name).query_model(model, cfg)
 
     def set_property(self, device_name: Any, properties: Any = None) -> None:
         """``set_property("CPU", {...})``, ``set_property("CPU", key(value))`` or ``set_property({...})``.
