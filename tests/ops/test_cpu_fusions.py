@@ -144,10 +144,11 @@ def test_dtypes(dtype, groups):
                 exec_prefix="onednn" if dtype == np.float32 else "aten")
 
 
-@pytest.mark.parametrize("rank", [1, 3])
-def test_other_ranks_use_aten(rank):
+@pytest.mark.parametrize(("rank", "kernel"), [(1, "im2col"), (3, "aten")])
+def test_other_ranks_use_aten(rank, kernel):
+    """3-D convolutions run ATen; 1-D ones by constant filters the im2col matrix product."""
     check_fused(conv_graph(rank=rank, pads=(1, 1, 1, 1, 1, 1), strides=(1, 1, 1), dilations=(1, 1, 1),
-                           size=5, act="sigmoid", residual=True), exec_prefix="aten")
+                           size=5, act="sigmoid", residual=True), exec_prefix=kernel)
 
 
 def test_channels_last_between_convs_and_residual():
@@ -328,9 +329,12 @@ def matmul_graph(dtype=np.float32, shape=(2, 5, 12), n=7, bias=True, act=None, t
     return Model([Result(v)], [x], "mm_fusion")
 
 
-def check_fused_matmul(model: Model, dtype=np.float32, kinds: str = "", exec_type: str = "onednn_linear"):
+def check_fused_matmul(model: Model, dtype=np.float32, kinds: str = "", exec_type: str | None = None):
     """Compile on CPU, check one FusedMatMul replaced the chain, compare kernel and node reference with the graph's."""
     from vinerun.plugins.cpu.fused_ops import FusedMatMul
+    from vinerun.plugins.cpu.kernels.fused_matmul import F32_EXEC_TYPE
+
+    exec_type = exec_type or F32_EXEC_TYPE  # f32: MKL addmm on CPUs without AVX-512, oneDNN's inner product on others
 
     inputs = [rand(list(model.get_parameters()[0].get_partial_shape().to_shape()), dtype)]
     want = run_reference(model, inputs)[0]

@@ -189,6 +189,7 @@ def test_openvino_ir_round_trip(tmp_path):
     x = np.random.default_rng(5).random((2, 3, 4)).astype(np.float32)
     core = ov.Core()
     ours = core.compile_model(core.read_model(tmp_path / "m.xml"), "CPU")({0: x}).to_tuple()
-    theirs = ovo.Core().compile_model(str(tmp_path / "m.xml"), "CPU")({0: x}).to_tuple()
+    theirs = ovo.Core().compile_model(str(tmp_path / "m.xml"), "CPU",
+                                      {"INFERENCE_PRECISION_HINT": "f32"})({0: x}).to_tuple()
     for node, a, b in zip(outs, ours, theirs, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=node.type_name)

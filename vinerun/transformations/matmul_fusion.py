@@ -1,7 +1,8 @@
-"""MatMul post-op fusion: MatMul by a constant 2-D weight + per-output-channel bias + activation become one node.
+"""MatMul post-op fusion: MatMul by a constant 2-D weight + bias + activation + residual sum become one node.
 
-The pass finds chains ``MatMul(x, Constant 2-D) -> Add(Constant broadcast along the last axis) -> activation``
-(bias and activation each optional, in this order, every intermediate value read only by the next link) and
+The pass finds chains ``MatMul(x, Constant 2-D) -> Add(Constant broadcast along the last axis) -> activation
+-> Add(a tensor of the output's static shape and type: a residual "sum")`` (each link optional, in this order,
+every intermediate value read only by the next link) and
 hands each :class:`~vinerun.transformations.fusions.ConvChain` (``conv`` holds the MatMul) to a device's
 ``make_fused`` factory, which returns the node that replaces the chain.
 """
@@ -34,6 +35,18 @@ def _bias_step(cur: Node, add: Node, rank: int, et: str) -> ChainStep | None:
     return ChainStep(add, "bias", position, other)
 
 
+def _sum_step(cur: Node, add: Node, et: str) -> ChainStep | None:
+    """``add`` as a residual sum: its other operand is a non-constant tensor of ``cur``'s static shape and type."""
+    ins = add.input_values()
+    position = 0 if ins[0].node is cur else 1
+    other = ins[1 - position]
+    shape, oshape = cur.get_output_partial_shape(0), other.partial_shape
+    if other.node is cur or isinstance(other.node, Constant) or other.element_type.get_type_name() != et \
+            or not (shape.is_static() and oshape.is_static()) or list(shape) != list(oshape):
+        return None
+    return ChainStep(add, "sum", position, other)
+
+
 def match_matmul_chain(matmul: Node) -> ConvChain | None:
     """The fusable chain after a MatMul by a constant 2-D weight (None when it is not one or nothing follows)."""
     if matmul.type_name != "MatMul" or matmul.transpose_a or not isinstance(matmul.input_value(1).node, Constant):
@@ -44,7 +57,7 @@ def match_matmul_chain(matmul: Node) -> ConvChain | None:
             or matmul.get_input_partial_shape(0).rank.get_length() < 2:
         return None
     chain = ConvChain(matmul)
-    allowed = ["bias", "activation"]
+    allowed = ["bias", "activation", "sum"]
     cur = matmul
     while allowed:
         nxt = _sole_consumer(cur)
@@ -52,7 +65,7 @@ def match_matmul_chain(matmul: Node) -> ConvChain | None:
             break
         step: ChainStep | None = None
         if nxt.type_name == "Add":
-            step = _bias_step(cur, nxt, rank.get_length(), et)
+            step = _bias_step(cur, nxt, rank.get_length(), et) or _sum_step(cur, nxt, et)
         elif nxt.type_name in ACTIVATIONS and nxt.input_value(0).node is cur:
             step = _activation_step(nxt)
         if step is None or step.kind not in allowed:

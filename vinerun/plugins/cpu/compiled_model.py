@@ -14,8 +14,10 @@ from vinerun.plugin_api.variable_state import VariableState, variable_states
 from vinerun.plugins.cpu import device_info
 from vinerun.plugins.cpu.config import COMPILED_TABLE, PLUGIN_TABLE, effective_precision
 from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
+from vinerun.plugins.cpu.fused_transformer_ops import attention_fusion, layer_norm_fusion
 from vinerun.plugins.cpu.plan import Plan
 from vinerun.plugins.cpu.streams import StreamsConfig, init_stream_thread, resolve_streams
+from vinerun.plugins.cpu.thread_governor import ThreadGovernor
 from vinerun.transformations import common_cleanup
 from vinerun.transformations.gelu_fusion import GeluFusion
 
@@ -48,7 +50,9 @@ class CPUCompiledModel(ICompiledModel):
         self.model = self.model.clone()
         conv_fusion()(self.model)
         GeluFusion()(self.model)
+        attention_fusion()(self.model)
         matmul_fusion()(self.model)
+        layer_norm_fusion()(self.model)
         self.plan = Plan(self.model)
 
     def export_graph(self) -> Model:
@@ -76,10 +80,12 @@ class CPUInferRequest(ISyncInferRequest):
         self.compiled = compiled
         self.state: dict[str, Any] = {}
         self._profile: list[ProfilingInfo] = []
+        # the stream's intra-op threads, on whatever thread runs the call (a sync infer runs on the caller's)
+        self.threads = ThreadGovernor(compiled.streams.threads_per_stream)
 
     def infer(self, inputs: list[Any]) -> list[Any]:
         profile: list[ProfilingInfo] | None = [] if self.compiled.values.get("PERF_COUNT") else None
-        with state_scope(self.state):
+        with state_scope(self.state), self.threads.run():
             outs = self.compiled.plan.run(inputs, profile)
         if profile is not None:
             self._profile = profile

@@ -98,7 +98,7 @@ def conv_fusion() -> ConvFusion:
 class FusedMatMul(MatMul):
     """MatMul by a constant 2-D weight with fused bias and activation post-ops.
 
-    Inputs: data, weight, then the post-ops' operands in order (bias, Swish beta). ``post_ops`` names them,
+    Inputs: data, weight, then the post-ops' operands in order (bias, Swish beta, residual). ``post_ops`` names them,
     e.g. ``"bias,gelu"`` (empty for a bare MatMul whose weight is only prepacked).
 
     >>> fused = FusedMatMul.from_chain(match_matmul_chain(matmul))  # doctest: +SKIP
@@ -107,7 +107,7 @@ class FusedMatMul(MatMul):
     """
 
     type_name, version = "FusedMatMul", "vinerun_cpu"
-    num_inputs = (2, 4)
+    num_inputs = (2, 5)
     post_ops = Attr("str", "")
 
     @property

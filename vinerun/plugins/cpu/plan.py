@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import numpy as np
+
 from vinerun.errors import InferenceError, VinerunError
 from vinerun.ir.core_ops import Constant, Parameter, Result
 from vinerun.ir.interpreter import body_runner
@@ -18,6 +20,25 @@ from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.plugin_api.infer_request import ProfilingInfo
 from vinerun.plugins.cpu.kernels import Kernel, select_kernel
+
+
+def compile_passes(model: Model) -> None:
+    """The CPU plugin's graph passes, in place: cleanup (folding, dead code), then the fusions.
+
+    The compiled model runs them on its graph; the If kernel on each branch body.
+    """
+    from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
+    from vinerun.transformations import common_cleanup
+    from vinerun.transformations.gelu_fusion import GeluFusion
+
+    common_cleanup()(model)
+    conv_fusion()(model)
+    GeluFusion()(model)
+    matmul_fusion()(model)
+
+
+#: exec types of kernels whose outputs are fresh arrays and that keep no views of their inputs
+FRESH_KERNELS = ("onednn_conv2d",)
 
 
 @dataclass
@@ -63,6 +84,8 @@ class Plan:
         self.output_slots = [slot(r.input_value(0).node, r.input_value(0).index) for r in model.get_results()]
         self.n_slots = n_slots + 1  # slot -1 is never written: a missing optional input (-1) reads None
         self._plan_liveness()
+        self._copy_outputs = self._aliasing_outputs()
+        self._plan_in_place()
         self._bodies: dict[int, Plan] = {}
         # (kernel fn, input slots (-1: the last slot, always None), output slots, the single output or -1, frees)
         self._fast = [(st.kernel.fn, tuple(st.ins), st.outs,
@@ -81,6 +104,48 @@ class Plan:
             if s not in keep:
                 self.steps[i].free.append(s)
 
+    def _aliasing_outputs(self) -> list[int]:
+        """Positions of the outputs that a view kernel may have made from a model input or a constant.
+
+        View kernels (exec type ``view_*``) return NumPy views of their input 0; such an output is copied
+        so that the caller never gets memory it passed in, or a constant's.
+        """
+        aliased = set(self.input_slots) | set(self.constants)
+        viewed: set[int] = set()
+        for step in self.steps:
+            if step.kernel.exec_type.startswith("view_") and step.ins and step.ins[0] in aliased:
+                aliased.update(step.outs)
+                viewed.update(step.outs)
+        return [i for i, s in enumerate(self.output_slots) if s in viewed]
+
+    def _plan_in_place(self) -> None:
+        """Let a kernel overwrite an input (``kernel.inplace_input``) where nothing reads that value later.
+
+        Conservative: the value must die at that step, be no model input, output or constant, be read once
+        by the step, and be made and read only by kernels known to return fresh arrays and keep no views of
+        their inputs (:data:`FRESH_KERNELS`), so that no other value can share its memory.
+        """
+        protected = set(self.input_slots) | set(self.constants) | set(self.output_slots)
+        producer: dict[int, Step] = {}
+        readers: dict[int, list[Step]] = {}
+        for step in self.steps:
+            for s in step.outs:
+                producer[s] = step
+            for s in step.ins:
+                readers.setdefault(s, []).append(step)
+
+        def fresh(step: Step | None) -> bool:
+            return step is not None and step.kernel.exec_type.startswith(FRESH_KERNELS)
+
+        for step in self.steps:
+            index = getattr(step.kernel, "inplace_input", None)
+            if index is None or index >= len(step.ins):
+                continue
+            slot = step.ins[index]
+            if (slot >= 0 and slot in step.free and slot not in protected and step.ins.count(slot) == 1
+                    and fresh(producer.get(slot)) and all(fresh(r) for r in readers.get(slot, []))):
+                step.kernel.enable_inplace()  # type: ignore[attr-defined]
+
     def run(self, inputs: list[Any], profile: list[ProfilingInfo] | None = None) -> list[Any]:
         values: list[Any] = [None] * self.n_slots
         for s, v in self.constants.items():
@@ -92,7 +157,10 @@ class Plan:
                 self._run_fast(values)
             else:
                 self._run_profiled(values, profile)
-        return [values[s] for s in self.output_slots]
+        outs = [values[s] for s in self.output_slots]
+        for i in self._copy_outputs:
+            outs[i] = np.array(outs[i], copy=True)
+        return outs
 
     def _run_fast(self, values: list[Any]) -> None:
         """The loop without profiling: pre-bound calls, no per-step checks (zero-cost ``try`` in 3.11+)."""

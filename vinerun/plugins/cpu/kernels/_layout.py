@@ -1,7 +1,7 @@
 """Channels-last values between kernels: an NCHW-shaped array with NHWC strides, passed without copies.
 
 A kernel may return such an array only when :func:`keeps_channels_last` says every reader takes it as it is
-(the oneDNN convolutions and MaxPool); model outputs and other readers get C-contiguous arrays.
+(the oneDNN convolutions, MaxPool and AvgPool); model outputs and other readers get C-contiguous arrays.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels._torch import to_torch
 
 #: op types whose kernels read a channels-last array without a copy
-CHANNELS_LAST_READERS = frozenset({"FusedConvolution", "Convolution", "GroupConvolution", "MaxPool"})
+CHANNELS_LAST_READERS = frozenset({"FusedConvolution", "Convolution", "GroupConvolution", "MaxPool", "AvgPool"})
 
 
 def keeps_channels_last(node: Node) -> bool:

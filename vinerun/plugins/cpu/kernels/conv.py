@@ -1,8 +1,9 @@
 """Convolution kernels on ATen/oneDNN: (Group)Convolution and (Group)ConvolutionBackpropData, 1-3-D, floats.
 
 2-D f32 convolutions with constant filters and symmetric pads take the prepacked oneDNN path of
-:mod:`.fused_conv`. Otherwise symmetric pads go to the ATen op; asymmetric (or negative) ones are
-applied with ``F.pad`` first (forward) or by cropping the full transposed output (backprop).
+:mod:`.fused_conv`; 1-D f32 ones by constant filters the matrix product of :mod:`.conv1d`. Otherwise
+symmetric pads go to the ATen op; asymmetric (or negative) ones are applied with ``F.pad`` first
+(forward) or by cropping the full transposed output (backprop).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import torch.nn.functional as F
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import float_node, static_rank, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.conv1d import conv1d_matmul_kernel
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _CONV_T = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
@@ -38,7 +40,7 @@ def convolution(node: Node) -> Kernel | None:
         return None
     from vinerun.plugins.cpu.kernels.fused_conv import prepacked_convolution  # it imports this module
 
-    prepacked = prepacked_convolution(node)
+    prepacked = prepacked_convolution(node) if n == 2 else conv1d_matmul_kernel(node) if n == 1 else None
     if prepacked is not None:
         return prepacked
     conv = _CONV[n]

@@ -1,13 +1,15 @@
 """Element-wise kernels on ATen: arithmetic, activations, unary math, comparisons, logic and Select.
 
 Each factory declines (returns None) for element types or attributes it does not cover, and the
-node then runs its NumPy reference.
+node then runs its NumPy reference. Small f32 Add/Subtract/Multiply/Maximum/Minimum run NumPy's ufuncs
+(the same IEEE results, without the torch conversions).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -61,12 +63,34 @@ def _binary_kernel(op: Callable, name: str) -> Kernel:
     return Kernel(run, f"aten_{name}")
 
 
+# NumPy's ufuncs for the binary ops whose results are bit-identical to ATen's (IEEE, same rounding)
+_NUMPY_BINARY: dict[str, np.ufunc] = {"Add": np.add, "Subtract": np.subtract, "Multiply": np.multiply,
+                                      "Maximum": np.maximum, "Minimum": np.minimum}
+#: the largest f32 operands the NumPy path takes: below this, converting to and from torch costs more
+#: than the arithmetic
+SMALL = 4096
+_F32 = np.dtype(np.float32)
+
+
+def _small_binary_kernel(op: Callable, ufunc: np.ufunc, name: str) -> Kernel:
+    """ATen, except for small f32 arrays, which NumPy's ufunc handles without the two conversions."""
+
+    def run(inputs):
+        a, b = inputs[0], inputs[1]
+        if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == _F32 and b.dtype == _F32
+                and (a.ndim or b.ndim) and a.size <= SMALL and b.size <= SMALL):
+            return [ufunc(a, b)]
+        return [to_numpy(op(to_torch(a), to_torch(b)))]
+
+    return Kernel(run, f"aten_{name}")
+
+
 @cpu_kernel(*_BINARY)
 def binary(node: Node) -> Kernel | None:
     if not _all_in(node, FLOAT_TYPES + _INT) or not _numpy_broadcast(node):
         return None
     op = _BINARY[node.type_name]
-    return _binary_kernel(op, op.__name__)
+    return _small_binary_kernel(op, _NUMPY_BINARY[node.type_name], op.__name__)
 
 
 @cpu_kernel("Divide", "Power", "SquaredDifference")
@@ -76,6 +100,12 @@ def float_binary(node: Node) -> Kernel | None:
     if node.type_name == "Divide":
         return _binary_kernel(torch.div, "div")
     if node.type_name == "Power":
+        exponent = node.const_input(1)
+        rank = node.get_input_partial_shape(0).rank
+        if (exponent is not None and exponent.size == 1 and float(exponent.reshape(-1)[0]) == 2.0
+                and (exponent.ndim == 0 or (rank.is_static() and exponent.ndim <= rank.get_length()))):
+            # x ** 2 is x * x (exactly rounded, in ATen too)
+            return _small_binary_kernel(torch.pow, lambda a, b: np.multiply(a, a), "pow")
         return _binary_kernel(torch.pow, "pow")
     return _binary_kernel(lambda a, b: torch.square(a - b), "squared_difference")
 
@@ -117,13 +147,33 @@ def select(node: Node) -> Kernel | None:
 _INT_UNARY = ("Relu", "Abs", "Negative", "Sign")
 
 
+# NumPy equivalents of unary ops, for small f32 arrays (exact ops, and Tanh/Exp within an ulp or two)
+_NUMPY_UNARY: dict[str, Callable] = {"Relu": lambda x: np.maximum(x, np.float32(0)), "Sqrt": np.sqrt,
+                                     "Abs": np.abs, "Negative": np.negative, "Floor": np.floor,
+                                     "Ceiling": np.ceil, "Tanh": np.tanh, "Exp": np.exp}
+
+
+def _small_unary_kernel(op: Callable, small: Callable, name: str) -> Kernel:
+    """ATen, except for small f32 arrays, which NumPy handles without the two conversions."""
+
+    def run(inputs):
+        x = inputs[0]
+        if type(x) is np.ndarray and x.dtype == _F32 and 0 < x.ndim and x.size <= SMALL:
+            return [small(x)]
+        return [to_numpy(op(to_torch(x)))]
+
+    return Kernel(run, f"aten_{name}")
+
+
 @cpu_kernel(*_UNARY)
 def unary(node: Node) -> Kernel | None:
     allowed = FLOAT_TYPES + ("i8", "i16", "i32", "i64") if node.type_name in _INT_UNARY else FLOAT_TYPES
     if not _all_in(node, allowed):
         return None
     op = _UNARY[node.type_name]
-    return _unary_kernel(op, getattr(op, "__name__", node.type_name.lower()))
+    name = getattr(op, "__name__", node.type_name.lower())
+    small = _NUMPY_UNARY.get(node.type_name)
+    return _unary_kernel(op, name) if small is None else _small_unary_kernel(op, small, name)
 
 
 @cpu_kernel("Elu", "Gelu", "SoftPlus", "Clamp", "Round")

@@ -21,6 +21,8 @@ from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last, strided_torch
 from vinerun.plugins.cpu.kernels._torch import float_node, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.conv import spatial_count, torch_pad
+from vinerun.plugins.cpu.kernels.conv1d import conv1d_matmul_kernel
+from vinerun.plugins.cpu.kernels.conv_dnnl import dnnl_conv_kernel
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _MKLDNN = torch.ops.mkldnn
@@ -135,6 +137,9 @@ def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
     if pb != pe or min(pb) < 0:
         return None
     strides, dilations, _, _ = node.spatial_attrs(2)
+    direct = dnnl_conv_kernel(node, parts, w, groups, size, pb, strides, dilations)
+    if direct is not None:
+        return direct
     packed = _PackedWeights(torch.from_numpy(np.array(w, np.float32)), pb, strides, dilations, groups, size)
     bias = None
     if parts.bias_index is not None:
@@ -215,7 +220,19 @@ def fused_convolution(node: Node) -> Kernel | None:
     if spatial_count(node) not in _CONV or not float_node(node):
         return None
     parts = _Parts(node)
-    return _onednn_kernel(node, parts) or _aten_kernel(node, parts)
+    return _onednn_kernel(node, parts) or _conv1d_kernel(node, parts) or _aten_kernel(node, parts)
+
+
+def _conv1d_kernel(node: Any, parts: _Parts) -> Kernel | None:
+    """The im2col matrix-product path of :mod:`.conv1d` (1-D, f32, constant filters and bias)."""
+    if spatial_count(node) != 1:
+        return None
+    bias = None
+    if parts.bias_index is not None:
+        bias = node.const_input(parts.bias_index)
+        if bias is None:
+            return None
+    return conv1d_matmul_kernel(node, bias, parts.act(parts.pre), parts.sum_index, parts.act(parts.post))
 
 
 def prepacked_convolution(node: Node) -> Kernel | None:

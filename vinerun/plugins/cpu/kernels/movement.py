@@ -1,5 +1,8 @@
 """Data-movement kernels on ATen where they beat NumPy: Gather, TopK and CumSum.
 
+Gather of one constant scalar index is a view (:func:`.views.gather_scalar`). Pad by constant amounts
+assigns into a filled array (constant mode) or gathers precomputed indices per axis (the other modes).
+
 Each factory accepts only what the ATen call reproduces exactly (constant axes, torch-native
 dtypes, in-range indices) and leaves the rest to the NumPy reference. Transpose, Concat and Pad
 have no kernel: NumPy's strided copies measured faster than ATen's on the 2-core CPUs used here.
@@ -13,6 +16,7 @@ import torch
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import TORCH_DTYPES, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.views import gather_scalar
 
 _TORCH_TYPES = {"f32", "f16", "bf16", "f64", "i8", "u8", "i16", "i32", "i64", "boolean"}
 
@@ -28,6 +32,9 @@ def _const_int(node: Node, i: int) -> int | None:
 
 @cpu_kernel("Gather")
 def gather(node: Node) -> Kernel | None:
+    view = gather_scalar(node)
+    if view is not None:
+        return view
     axis = _const_int(node, 2)
     if axis is None or node.batch_dims != 0 or not _native(node, 0):
         return None
@@ -109,3 +116,37 @@ def cum_sum(node: Node) -> Kernel | None:
         return [to_numpy(out.contiguous())]
 
     return Kernel(run, "aten_cumsum")
+
+
+@cpu_kernel("Pad")
+def pad(node: Node) -> Kernel | None:
+    """Pad by constant, non-negative amounts: faster than ``np.pad``'s generic path on small arrays."""
+    begin, end = node.const_input(1), node.const_input(2)
+    if begin is None or end is None or node.pad_mode not in ("constant", "reflect", "symmetric", "edge"):
+        return None
+    b = [int(v) for v in np.asarray(begin).reshape(-1)]
+    e = [int(v) for v in np.asarray(end).reshape(-1)]
+    if len(b) != len(e) or min(b + e, default=0) < 0:
+        return None
+    mode, reference = node.pad_mode, node.evaluate
+    axes = [i for i, (lo, hi) in enumerate(zip(b, e, strict=True)) if lo or hi]
+    indices: dict[tuple[int, int], np.ndarray] = {}  # (axis, size) -> source index per output position
+
+    def run(inputs: list) -> list:
+        x = inputs[0]
+        if x.ndim != len(b) or (mode != "constant" and not all(x.shape[a] > max(b[a], e[a]) for a in axes)):
+            return reference(inputs)  # the reference's error (or its rules for the edge cases)
+        if mode == "constant":
+            value = 0 if len(inputs) < 4 or inputs[3] is None else np.asarray(inputs[3]).reshape(())
+            out = np.full([d + lo + hi for d, lo, hi in zip(x.shape, b, e, strict=True)], value, x.dtype)
+            out[tuple(slice(lo, lo + d) for d, lo in zip(x.shape, b, strict=True))] = x
+            return [out]
+        for a in axes:
+            key = (a, x.shape[a])
+            idx = indices.get(key)
+            if idx is None:
+                idx = indices[key] = np.pad(np.arange(x.shape[a]), (b[a], e[a]), mode=mode)
+            x = np.take(x, idx, axis=a)
+        return [x]
+
+    return Kernel(run, "numpy_pad")

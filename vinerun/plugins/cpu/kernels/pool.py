@@ -100,11 +100,12 @@ def avg_pool(node: Node) -> Kernel | None:
     include_pad = not node.exclude_pad
 
     def run(inputs: list) -> list:
-        x = to_torch(inputs[0])
+        x = strided_torch(inputs[0])  # a channels-last input (after a convolution) is read without a copy
         kernel, strides, dilations, pb, pe, _ = node.resolved(list(x.shape[2:]))
         padding = aten_padding(pb, pe, kernel, dilations)
         if padding is None:
             return node.evaluate(inputs)
-        return [to_numpy(pool(x, kernel, strides, padding, node.rounding_type == "ceil_torch", include_pad))]
+        y = pool(x, kernel, strides, padding, node.rounding_type == "ceil_torch", include_pad)
+        return [to_numpy(y.contiguous())]
 
     return Kernel(run, f"aten_avg_pool{n}d")

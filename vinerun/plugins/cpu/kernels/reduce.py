@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from vinerun.errors import VinerunError
 from vinerun.ir.node import Node
 from vinerun.ops.einsum import parse_equation
 from vinerun.ops.reduction import normalize_axes
@@ -35,17 +36,29 @@ _REDUCTIONS: dict[str, Callable[[torch.Tensor, list[int], bool], torch.Tensor]] 
 }
 
 
+def _fixed_axes(node: Node) -> list[int] | None:
+    """The normalized axes when they are a Constant and the rank is static (else found per call)."""
+    axes, rank = node.const_input(1), node.get_input_partial_shape(0).rank
+    if axes is None or rank.is_dynamic():
+        return None
+    try:
+        return normalize_axes(axes, rank.get_length(), node)
+    except VinerunError:
+        return None  # the call raises it, naming the node
+
+
 @cpu_kernel(*_REDUCTIONS)
 def reduction(node: Node) -> Kernel | None:
     if not float_inputs(node, 0):
         return None
     op, keep, reference = _REDUCTIONS[node.type_name], bool(node.keep_dims), node.evaluate
+    fixed = _fixed_axes(node)
 
     def run(inputs):
         x, axes_in = inputs
         if x.size == 0:
             return reference(inputs)
-        axes = normalize_axes(axes_in, x.ndim, node)
+        axes = fixed if fixed is not None else normalize_axes(axes_in, x.ndim, node)
         if not axes:
             return [np.array(x, copy=True)]
         return [to_numpy(op(to_torch(x), axes, keep))]

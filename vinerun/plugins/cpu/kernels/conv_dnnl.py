@@ -1,0 +1,134 @@
+"""2-D f32 convolutions through the direct oneDNN binding (:mod:`._dnnl`): primitive made once, a call
+only executes it on the input and a fresh channels-last output.
+
+Post-ops run inside the primitive: bias, the activation before the residual sum, the sum (the residual is
+copied into the output first, oneDNN accumulates into it), the activation after. Activations oneDNN has no
+exact match for, or a missing binding, leave the node to the PyTorch path of :mod:`.fused_conv`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+import torch
+
+from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels import Kernel
+from vinerun.plugins.cpu.kernels._dnnl import ELTWISE, Conv2d, library
+from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
+from vinerun.plugins.cpu.kernels._torch import to_torch
+from vinerun.plugins.cpu.streams import _thread_local_setters
+
+
+def eltwise(node: Node, beta: np.ndarray | None) -> tuple[str, int, float, float] | None:
+    """The oneDNN eltwise post-op (kind, algorithm, alpha, beta) for an activation node, if it has one."""
+    t = node.type_name
+    if t == "Relu":
+        return ("eltwise", ELTWISE["relu"], 0.0, 0.0)
+    if t == "Clamp":
+        return ("eltwise", ELTWISE["clip"], float(node.min), float(node.max))  # type: ignore[attr-defined]
+    if t == "Sigmoid":
+        return ("eltwise", ELTWISE["logistic"], 0.0, 0.0)
+    if t == "Tanh":
+        return ("eltwise", ELTWISE["tanh"], 0.0, 0.0)
+    if t == "HSwish":
+        return ("eltwise", ELTWISE["hardswish"], 1.0 / 6.0, 0.5)
+    if t == "Swish":
+        return ("eltwise", ELTWISE["swish"], 1.0 if beta is None else float(np.asarray(beta).reshape(())), 0.0)
+    if t == "Elu":
+        return ("eltwise", ELTWISE["elu"], float(node.alpha), 0.0)  # type: ignore[attr-defined]
+    return None
+
+
+def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: list[int], pads: list[int],
+                     strides: list[int], dilations: list[int]) -> Kernel | None:
+    """The direct-oneDNN kernel for a 2-D f32 (Fused)Convolution, or None (no binding, an unmapped post-op)."""
+    lib = library()
+    out = node.get_output_partial_shape(0)
+    if lib is None or not out.is_static():
+        return None
+    post_ops: list[tuple] = []
+    for act in (parts.pre, "sum" if parts.sum_index is not None else None, parts.post):
+        if act is None:
+            continue
+        if act == "sum":
+            post_ops.append(("sum",))
+            continue
+        op = eltwise(act, parts.beta.get(id(act)))
+        if op is None:
+            return None
+        post_ops.append(op)
+    bias = None
+    if parts.bias_index is not None:
+        b = node.const_input(parts.bias_index)
+        bias = np.broadcast_to(b.reshape(-1), (w.shape[0],))
+    out_shape = tuple(int(d) for d in out.to_shape())
+    conv = Conv2d(lib, w, bias, groups, tuple(size), out_shape, strides, dilations, pads, pads, post_ops)
+    current = torch.get_num_threads()
+    impl = conv.impl_name((current, True))  # made now: errors show at compile time
+    keep_cl = keeps_channels_last(node)
+    # a model input arrives NCHW: a primitive for that layout saves a copy (when oneDNN has a fast one)
+    nchw_ok = node.input_value(0).node.type_name == "Parameter" and conv.takes_nchw(current)
+    if current > 1:
+        _prepare_one_thread(conv, nchw_ok)
+    n, o, oh, ow = out_shape
+    s_index = parts.sum_index
+    threads = torch.get_num_threads
+    f32 = np.dtype(np.float32)
+
+    c, h, wd = size[1:]
+    cl_strides = (h * wd * c * 4, 4, wd * c * 4, c * 4)
+    out_strides = (oh * ow * o * 4, ow * o * 4, o * 4, 4)  # of the NHWC view of a channels-last output
+    inplace = False
+
+    def enable_inplace() -> None:
+        nonlocal inplace
+        inplace = True
+
+    def run(inputs: list) -> list:
+        x = inputs[0]
+        if x.dtype != f32:
+            x = x.astype(f32)
+        cl = x.strides == cl_strides
+        if not cl and not (nchw_ok and x.flags.c_contiguous):
+            # to channels-last with ATen's copy, which runs on the intra-op threads (NumPy's on one)
+            x = to_torch(x).contiguous(memory_format=torch.channels_last).numpy()
+            cl = True
+        if s_index is None:
+            y = np.empty((n, oh, ow, o), f32)
+        else:
+            residual = inputs[s_index].transpose(0, 2, 3, 1)
+            if inplace and residual.strides == out_strides and residual.dtype == f32 and residual.flags.writeable:
+                y = residual  # the plan says no one reads it after this node: accumulate into it
+            else:
+                y = np.empty((n, oh, ow, o), f32)
+                np.copyto(y, residual)
+        conv((threads(), cl), x.ctypes.data, y.ctypes.data)
+        y = y.transpose(0, 3, 1, 2)
+        return [y if keep_cl else np.ascontiguousarray(y)]
+
+    kernel = Kernel(run, "onednn_conv2d" if s_index is None else "onednn_conv2d_sum")
+    if s_index is not None:  # the plan may let the sum accumulate into the residual (see Plan._plan_in_place)
+        kernel.inplace_input = s_index  # type: ignore[attr-defined]
+        kernel.enable_inplace = enable_inplace  # type: ignore[attr-defined]
+    kernel.impl = impl  # type: ignore[attr-defined] - the oneDNN implementation, e.g. "brgconv_1x1:avx2"
+    return kernel
+
+
+def _prepare_one_thread(conv: Conv2d, nchw: bool) -> None:
+    """Make the 1-thread primitives now too: the thread governor (:mod:`..thread_governor`) probes 1 thread
+    under load, and a probe that first built 50 primitives would look slow. oneDNN sizes a primitive for the
+    calling thread's OpenMP count, so this thread runs at 1 for the duration."""
+    omp, _ = _thread_local_setters()
+    if omp is None:
+        return
+    before = torch.get_num_threads()
+    omp(ctypes.c_int(1))
+    try:
+        conv.instance((1, True))
+        if nchw:
+            conv.takes_nchw(1)
+    finally:
+        omp(ctypes.c_int(before))

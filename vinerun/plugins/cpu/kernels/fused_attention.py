@@ -1,0 +1,51 @@
+"""The FusedAttention kernel: ATen's ``scaled_dot_product_attention`` on strided head views.
+
+Inputs named in the node's ``split`` arrive as ``[B, S, H*D]`` (possibly strided, e.g. the parts of a
+VariadicSplit) and are viewed as ``[B, H, S, D]`` without a copy; a merged output is written back as
+``[B, S, H*D]`` in one copy. float16 computes in float32 (no native CPU half kernels).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._torch import float_inputs, to_numpy, to_torch
+
+
+def _head_view(a: np.ndarray, heads: int) -> torch.Tensor:
+    """``[B, S, H*D]`` as a ``[B, H, S, D]`` view; a strided input (a VariadicSplit's part) is not copied."""
+    t = torch.from_numpy(a) if a.flags.writeable and a.dtype in _VIEWABLE and a.strides[-1] == a.itemsize \
+        else to_torch(a)
+    b, s, e = t.shape
+    return t.view(b, s, heads, e // heads).transpose(1, 2)
+
+_VIEWABLE = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
+
+
+@cpu_kernel("FusedAttention")
+def fused_attention(node: Node) -> Kernel | None:
+    if not float_inputs(node, *range(node.get_input_size())):
+        return None
+    split = [name in node.split for name in "qkv"]
+    heads, scale, merge = node.heads, float(node.scale), node.merge
+    sdpa = F.scaled_dot_product_attention
+
+    def run(inputs: list) -> list:
+        qkv = []
+        for a, is_split in zip(inputs[:3], split, strict=True):
+            qkv.append(_head_view(a, heads) if is_split else to_torch(a))
+        dtype = qkv[0].dtype
+        if dtype == torch.float16:
+            qkv = [t.float() for t in qkv]
+        mask = to_torch(inputs[3]).to(qkv[0].dtype) if len(inputs) > 3 and inputs[3] is not None else None
+        y = sdpa(qkv[0], qkv[1], qkv[2], attn_mask=mask, scale=scale)
+        if merge:
+            b, h, s, d = y.shape
+            y = y.transpose(1, 2).reshape(b, s, h * d)
+        return [to_numpy(y.to(dtype).contiguous())]
+
+    return Kernel(run, "aten_sdpa_fused")
