@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol
 
-from vinerun.errors import DeviceError
 from vinerun.ir.interpreter import run_reference
 from vinerun.ir.model import Model
 from vinerun.plugin_api.compiled_model import ICompiledModel
@@ -23,17 +22,14 @@ from vinerun.plugin_api.infer_request import ISyncInferRequest, ProfilingInfo
 from vinerun.plugin_api.property_table import PropertyValues
 from vinerun.plugin_api.variable_state import VariableState, variable_states
 from vinerun.plugins.gna import config as cfgmod
+from vinerun.plugins.gna.compatibility import check_compatibility
 from vinerun.plugins.gna.config import COMPILED_TABLE, MODE, PLUGIN_TABLE, GNAConfig, execution_devices, resolve
 from vinerun.plugins.gna.cost_model import CycleEstimate, estimate_cycles
 from vinerun.plugins.gna.exact import ExactBackend
 from vinerun.plugins.gna.limits import check_model
-from vinerun.properties.intel_gna import ExecutionMode, HWGeneration
+from vinerun.properties.intel_gna import ExecutionMode
 
 log = logging.getLogger("vinerun")
-
-#: generation order, for "compiled for a newer target than it runs on"
-_ORDER = {HWGeneration.GNA_2_0: 0, HWGeneration.GNA_3_0: 1, HWGeneration.GNA_3_5: 2}
-
 
 class Backend(Protocol):
     """An execution path: float reference or bit-exact integers."""
@@ -56,12 +52,10 @@ def exact_backend(model: Model, config: GNAConfig) -> Backend:
     return ExactBackend(model, config)
 
 
-def check_targets(config: GNAConfig) -> None:
-    """A model compiled for a newer generation than the execution target cannot run (DOC23 table)."""
-    if _ORDER[config.compile_target] > _ORDER[config.execution_target]:
-        raise DeviceError(f"A model compiled for {cfgmod.target_name(config.compile_target)} is not supported on "
-                          f"{cfgmod.target_name(config.execution_target)} (GNA compatibility: a newer compile "
-                          f"target never runs on an older execution target)")
+def check_targets(config: GNAConfig) -> str:
+    """The compatibility table (:mod:`.compatibility`): a newer compile target never runs on an older
+    execution target; an older one runs ("Partially", with a warning)."""
+    return check_compatibility(config.compile_target, config.execution_target)
 
 
 class GNACompiledModel(ICompiledModel):
@@ -81,6 +75,9 @@ class GNACompiledModel(ICompiledModel):
         #: the read-write values it was compiled with (what export_model stores)
         self.config: dict[str, Any] = {k: config.get(k) for k in config.values
                                        if PLUGIN_TABLE.supported().get(k) == "RW"}
+        # a blob records the resolved targets: importing it elsewhere is checked against the table
+        self.config[cfgmod.EXEC_TARGET] = self.gna.execution_target
+        self.config[cfgmod.COMPILE_TARGET] = self.gna.compile_target
         self.loaded_from_cache = False
         stored = {k: config.get(k) for k in COMPILED_TABLE.props if k in PLUGIN_TABLE.props}
         stored[cfgmod.EXEC_TARGET], stored[cfgmod.COMPILE_TARGET] = (self.gna.execution_target,

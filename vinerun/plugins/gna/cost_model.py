@@ -69,9 +69,9 @@ def layer_macs(node: Node) -> int:
     if t == "Convolution":
         w = _shape(node, 1, output=False)
         return math.prod(_shape(node)) * math.prod(w[1:])
-    if t in ("LSTMCell", "GRUCell"):
+    if t in ("LSTMCell", "GRUCell", "LSTMSequence"):
         x, h = _shape(node, 0, output=False), _shape(node, 1, output=False)
-        gates = 4 if t == "LSTMCell" else 3
+        gates = 3 if t == "GRUCell" else 4
         return x[0] * gates * h[-1] * (x[-1] + h[-1]) + x[0] * 3 * h[-1]
     return 0
 
@@ -79,9 +79,9 @@ def layer_macs(node: Node) -> int:
 def layer_activations(node: Node) -> int:
     if node.type_name in PWL_OPS:
         return math.prod(_shape(node))
-    if node.type_name in ("LSTMCell", "GRUCell"):
+    if node.type_name in ("LSTMCell", "GRUCell", "LSTMSequence"):
         h = _shape(node, 1, output=False)
-        return h[0] * h[-1] * (5 if node.type_name == "LSTMCell" else 3)
+        return h[0] * h[-1] * (3 if node.type_name == "GRUCell" else 5)
     return 0
 
 

@@ -18,7 +18,9 @@ scale; otherwise ``layers entered into concat have different scale factors``. St
 Assign side's scale (restart when the read side differs); ``query_state`` shows ``q/s`` as floats and
 ``set_state`` takes floats, as the original plugin did. The output is ``q / s_out``.
 
-Not yet: convolution, pooling, cells, split, FakeQuantize scale factors; a model using them raises
+LSTMCell, one-step LSTMSequence and GRUCell are first decomposed into these primitives (:mod:`.cells`).
+
+Not yet: convolution, pooling, split, FakeQuantize scale factors; a model using them raises
 ``NotSupportedError`` at compile time.
 
 >>> backend = ExactBackend(model, GNAConfig(scale_factors={"x": 2048.0}))   # doctest: +SKIP
@@ -39,13 +41,15 @@ from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.plugin_api.variable_state import constant_value
 from vinerun.plugins.gna import arith, pwl, pwl_functions, pwl_segments, quantize, scales
+from vinerun.plugins.gna.cells import decompose_cells
 from vinerun.plugins.gna.config import GNAConfig, target_name
 
 RESHAPES = {"Reshape", "Squeeze", "Unsqueeze"}
 CURVED = {"Sigmoid": "sigmoid", "Tanh": "tanh", "SoftSign": "softsign"}
 ELTWISE = {"Add", "Subtract", "Multiply"}
 COVERED = ("MatMul with constant weights (+ constant bias Add), Sigmoid, Tanh, SoftSign, Relu, Clamp, "
-           "Add/Subtract/Multiply between activations, Concat, ReadValue/Assign, Reshape/Squeeze/Unsqueeze")
+           "Add/Subtract/Multiply between activations, Concat, ReadValue/Assign, Reshape/Squeeze/Unsqueeze, "
+           "LSTMCell, one-step LSTMSequence and GRUCell (decomposed)")
 #: key of the int16 state copies inside a request's state dict (next to the float views query_state shows)
 INT_STATE = "\0gna_int16_state"
 _MAX_PASSES = 8
@@ -101,7 +105,7 @@ class ExactBackend:
 
     def __init__(self, model: Model, config: GNAConfig):
         self.config = config
-        self.model = model
+        self.model = decompose_cells(model)
         self.overrides: dict[str, float] = {}
         for _ in range(_MAX_PASSES):
             try:

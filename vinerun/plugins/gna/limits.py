@@ -100,7 +100,7 @@ ACTIVATIONS = {"Sigmoid", "Tanh", "Relu", "PRelu", "SoftSign", "Exp", "Log", "Po
 ELTWISE = {"Add", "Subtract", "Multiply"}
 SUPPORTED = (NON_FUNCTIONAL | ACTIVATIONS | ELTWISE |
              {"MatMul", "Convolution", "MaxPool", "AvgPool", "Concat", "Split", "VariadicSplit", "Slice",
-              "StridedSlice", "Transpose", "ReadValue", "Assign", "LSTMCell", "GRUCell"})
+              "StridedSlice", "Transpose", "ReadValue", "Assign", "LSTMCell", "GRUCell", "LSTMSequence"})
 INPUT_TYPES = (Type.u8, Type.i16, Type.f32)
 
 
@@ -204,6 +204,7 @@ class _Checker:
             "AvgPool": self.check_pool, "Concat": self.check_concat, "Split": self.check_split,
             "VariadicSplit": self.check_split, "Transpose": self.check_transpose, "ReadValue": self.check_state,
             "Assign": self.check_state, "LSTMCell": self.check_cell, "GRUCell": self.check_cell,
+            "LSTMSequence": self.check_sequence,
         }
         if t in ELTWISE:
             self.check_eltwise(node)
@@ -372,6 +373,15 @@ class _Checker:
         batch = self.shape(node.input_value(0))[0]
         if batch != 1:
             raise self.batch_error(node, batch, f"{node.type_name} batch 1")
+
+    def check_sequence(self, node: Node) -> None:
+        """An LSTMSequence runs as one cell per frame: batch 1, sequence length 1."""
+        batch, steps = self.shape(node.input_value(0))[:2]
+        if batch != 1:
+            raise self.batch_error(node, batch, f"{node.type_name} batch 1")
+        if steps != 1:
+            raise self.fail(f"topology with layer: {node.friendly_name}, type: {node.type_name}, and sequence "
+                            f"length({steps}) not supported", "LSTMSequence runs one frame per inference: length 1")
 
 
 def check_model(model: Model, target: HWGeneration, precision: str = "i16",

@@ -9,7 +9,8 @@ from vinerun.plugin_api.plugin import IPlugin
 from vinerun.plugin_api.property_table import PropertyTable, PropertyValues
 from vinerun.plugins.gna import config as cfgmod
 from vinerun.plugins.gna.compiled_model import GNACompiledModel
-from vinerun.plugins.gna.limits import SUPPORTED
+from vinerun.plugins.gna.coverage import supported_nodes
+from vinerun.properties.intel_gna import ExecutionMode
 
 
 class GNAPlugin(IPlugin):
@@ -49,5 +50,8 @@ class GNAPlugin(IPlugin):
         return self.compile_model(model, config)
 
     def query_model(self, model: Model, config: dict[str, Any]) -> dict[str, str]:
-        """Nodes of a type GNA runs (shape limits are checked by ``compile_model``)."""
-        return {n.friendly_name: "GNA" for n in model.get_ordered_ops() if n.type_name in SUPPORTED}
+        """Nodes GNA compiles in the configured mode: GNA layers with static shapes, and in the exact modes
+        only those the integer path covers (:func:`.coverage.supported_nodes`); the per-target shape
+        limits are checked by ``compile_model``."""
+        exact = cfgmod.resolve(self.compile_config(config)).mode != ExecutionMode.SW_FP32
+        return {name: "GNA" for name in supported_nodes(model, exact)}
