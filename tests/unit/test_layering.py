@@ -18,7 +18,10 @@ FORBIDDEN = {
     "preprocess": ["vinerun.frontends", "vinerun.plugins", "vinerun.runtime", "vinerun.tools"],
     "plugin_api": ["vinerun.frontends", "vinerun.plugins", "vinerun.runtime", "vinerun.tools"],
     "plugins": ["vinerun.runtime", "vinerun.tools", "vinerun.frontends"],
-    "runtime": ["vinerun.plugins", "vinerun.tools"],
+    "runtime": ["vinerun.plugins", "vinerun.tools", "vinerun.virtual"],
+    # virtual devices build on plugin_api and the Core's services (plugin.core), never on runtime or plugins
+    "virtual": ["vinerun.runtime", "vinerun.plugins", "vinerun.tools", "vinerun.frontends", "vinerun.serving"],
+    "serving": ["vinerun.plugins", "vinerun.virtual", "vinerun.tools"],
 }
 NEVER = ["onnxruntime", "openvino", "onnx.reference"]
 

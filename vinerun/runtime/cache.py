@@ -195,6 +195,16 @@ class ModelCache:
             self.store(key, chunks)
         return CompiledModel(impl)
 
+    def contains(self, model: Model, plugin: Any, device: str, config: dict[str, Any]) -> bool:
+        """Whether a blob for ``model`` compiled on ``device`` with ``config`` is stored (not checked for staleness)."""
+        dev = plugin.device_name or device
+        try:
+            key = _hash("model", *model_key_bytes(model), dev, blobfmt.options_hash(compile_options(plugin, config)),
+                        __version__)
+        except VinerunError:
+            return False
+        return self.path(key).is_file()
+
     def _load(self, key: str, plugin: Any, device: str, opt_hash: str,
               source: list[blobfmt.SourceFile] | None, config: dict[str, Any]) -> CompiledModel | None:
         path = self.path(key)

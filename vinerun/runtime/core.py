@@ -103,6 +103,14 @@ class CoreServices:
     def query_model(self, model: Model, device_name: str, config: dict[str, Any] | None = None) -> dict[str, str]:
         return self._core.query_model(model, device_name, dict(config or {}))
 
+    def is_cached(self, model: Model, device_name: str, config: dict[str, Any] | None = None) -> bool:
+        """Whether ``compile_model(model, device_name, config)`` would load a blob from ``CACHE_DIR``."""
+        plugin = self._core._plugin(device_name)
+        cfg = apply_device_properties(normalize_config(dict(config or {})), device_name)
+        cfg = {**device_name_config(device_name), **cfg}
+        cache = model_cache(self._core, plugin, cfg)
+        return cache is not None and cache.contains(model, plugin, device_name, cfg)
+
     def get_property(self, device_name: str, key: str) -> Any:
         return self._core.get_property(device_name, key)
 
@@ -132,6 +140,8 @@ class Core:
                 plugin = self._registry.get(name)
             except Exception:  # noqa: BLE001 - a broken third-party plugin must not hide the others
                 continue
+            if getattr(plugin, "virtual", False):
+                continue  # AUTO, MULTI, HETERO, BATCH are not devices to list (as in OpenVINO)
             try:
                 ids = plugin.get_property("AVAILABLE_DEVICES")
             except Exception:  # noqa: BLE001
@@ -156,12 +166,16 @@ class Core:
         return _read_model(model, weights)
 
     def compile_model(self, model: Any, device_name: str | None = None, config: Any = None) -> CompiledModel:
-        """Compile a Model (or a model path) for ``device_name`` (default CPU until AUTO exists)."""
-        device = device_name or "CPU"
+        """Compile a Model (or a model path) for ``device_name`` (default ``AUTO``, as OpenVINO).
+
+        A virtual device (``plugin.virtual = True``) is not cached itself: it gets a ``CACHE_DIR`` key in its
+        config, and the compiles it asks for on real devices use the cache."""
+        device = device_name or "AUTO"
         plugin = self._plugin(device)
         cfg = apply_device_properties(normalize_config(config), device)
         cfg = {**device_name_config(device), **cfg}
-        cache = model_cache(self, plugin, cfg)  # CACHE_DIR: load a blob or compile and store one
+        # CACHE_DIR: load a blob or compile and store one
+        cache = None if getattr(plugin, "virtual", False) else model_cache(self, plugin, cfg)
         if cache is not None:
             return cache.compile_model(model, plugin, device, cfg, self.read_model)
         if not isinstance(model, Model):

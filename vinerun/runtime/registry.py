@@ -14,7 +14,9 @@ from typing import Any
 from vinerun.errors import DeviceError
 
 # Built-in devices, as "module:Class" strings so the runtime never imports a plugin directly.
-BUILTIN = {"CPU": "vinerun.plugins.cpu:CPUPlugin", "GNA": "vinerun.plugins.gna:GNAPlugin"}
+BUILTIN = {"CPU": "vinerun.plugins.cpu:CPUPlugin", "GNA": "vinerun.plugins.gna:GNAPlugin",
+           "AUTO": "vinerun.virtual.auto:AutoPlugin", "MULTI": "vinerun.virtual.auto:MultiPlugin",
+           "HETERO": "vinerun.virtual.hetero:HeteroPlugin", "BATCH": "vinerun.virtual.batch:BatchPlugin"}
 
 _lock = threading.Lock()
 
