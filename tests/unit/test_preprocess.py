@@ -187,7 +187,7 @@ def _both(tmp_path: Path, configure: Callable[[object, object, object], None]) -
     configure(ours, ov, ov.preprocess)
     theirs = ovr_pp.PrePostProcessor(ovr.Core().read_model(str(path)))
     configure(theirs, ovr, ovr_pp)
-    return ours.build(), ovr.Core().compile_model(theirs.build(), "CPU")
+    return ours.build(), ovr.Core().compile_model(theirs.build(), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
 
 
 def test_full_pipeline_matches_openvino(tmp_path: Path) -> None:

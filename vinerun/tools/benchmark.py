@@ -221,14 +221,20 @@ def _run(args: argparse.Namespace) -> int:
             info(f"Performance counts for {i}-th infer request")
             for line in rep.counter_lines(rows):
                 print(line)
+    # AUTO/MULTI: {device: inferences it ran} (first inference included)
+    per_device = _property(compiled, "EXECUTED_REQUESTS_PER_DEVICE", None)
     if report_type:
         sections = _report_sections(args, device, api, nireq, inference_only, stats, read_ms, compile_ms,
                                     first_ms, result, duration)
+        if per_device:
+            sections["execution_results"]["executed requests per device"] = rep.per_device_text(per_device)
         for path in rep.write_reports(args.report_folder or ".", bool(args.json_stats), report_type, sections,
                                       per_request):
             info(f"Statistics report is stored to {path}")
     for line in rep.summary_lines(stats, _property(compiled, "EXECUTION_DEVICES", [device])):
         info(line)
+    if per_device:
+        info(f"Executed requests per device: {rep.per_device_text(per_device)}")
     return 0
 
 

@@ -85,6 +85,12 @@ def summary_lines(stats: Statistics, execution_devices: Sequence[str]) -> list[s
     ]
 
 
+def per_device_text(counts: dict[str, int]) -> str:
+    """``{"CPU": 90, "GNA": 30}`` -> ``"CPU: 90 (75.0%), GNA: 30 (25.0%)"`` (AUTO/MULTI load balance)."""
+    total = sum(counts.values()) or 1
+    return ", ".join(f"{d}: {n} ({100 * n / total:.1f}%)" for d, n in counts.items())
+
+
 # --- performance counters ------------------------------------------------------------------
 @dataclass
 class Counter:
