@@ -48,16 +48,28 @@ def device_properties(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {str(d).upper(): normalize_config(v) for d, v in value.items()}
 
 
-def apply_device_properties(config: dict[str, Any], device: str) -> dict[str, Any]:
-    """``config`` with ``DEVICE_PROPERTIES[device]`` merged in (the per-device values win)."""
+def apply_device_properties(config: dict[str, Any], device: str, keep_others: bool = False) -> dict[str, Any]:
+    """``config`` with ``DEVICE_PROPERTIES[device]`` merged in (the per-device values win).
+
+    With ``keep_others`` (a virtual device) the entries for other devices stay under ``DEVICE_PROPERTIES``,
+    for the virtual device to pass on to the compiles it asks for (``AUTO`` with ``{"CPU": {...}}``)."""
     per_device = device_properties(config)
-    for name in (split_device(device).upper(), device.strip().upper()):
+    names = (split_device(device).upper(), device.strip().upper())
+    for name in names:
         config.update(per_device.get(name, {}))
+    others = {d: v for d, v in per_device.items() if d not in names}
+    if keep_others and others:
+        config[DEVICE_PROPERTIES] = others
     return config
 
 
 #: the key a virtual device's device-string suffix is passed under (``ov::device::priorities``)
 DEVICE_PRIORITIES = "MULTI_DEVICE_PRIORITIES"
+
+
+def _is_virtual(plugin: Any) -> bool:
+    """AUTO, MULTI, HETERO, BATCH: plugins that compile on other devices."""
+    return bool(getattr(plugin, "virtual", False))
 
 
 def split_device(device_name: str) -> str:
@@ -106,7 +118,7 @@ class CoreServices:
     def is_cached(self, model: Model, device_name: str, config: dict[str, Any] | None = None) -> bool:
         """Whether ``compile_model(model, device_name, config)`` would load a blob from ``CACHE_DIR``."""
         plugin = self._core._plugin(device_name)
-        cfg = apply_device_properties(normalize_config(dict(config or {})), device_name)
+        cfg = apply_device_properties(normalize_config(dict(config or {})), device_name, _is_virtual(plugin))
         cfg = {**device_name_config(device_name), **cfg}
         cache = model_cache(self._core, plugin, cfg)
         return cache is not None and cache.contains(model, plugin, device_name, cfg)
@@ -172,10 +184,10 @@ class Core:
         config, and the compiles it asks for on real devices use the cache."""
         device = device_name or "AUTO"
         plugin = self._plugin(device)
-        cfg = apply_device_properties(normalize_config(config), device)
+        cfg = apply_device_properties(normalize_config(config), device, _is_virtual(plugin))
         cfg = {**device_name_config(device), **cfg}
         # CACHE_DIR: load a blob or compile and store one
-        cache = None if getattr(plugin, "virtual", False) else model_cache(self, plugin, cfg)
+        cache = None if _is_virtual(plugin) else model_cache(self, plugin, cfg)
         if cache is not None:
             return cache.compile_model(model, plugin, device, cfg, self.read_model)
         if not isinstance(model, Model):
@@ -191,8 +203,9 @@ class Core:
         return CompiledModel(import_compiled(model_stream, self._plugin(device_name), normalize_config(config)))
 
     def query_model(self, model: Model, device_name: str, config: Any = None) -> dict[str, str]:
-        cfg = {**device_name_config(device_name), **normalize_config(config)}
-        return self._plugin(device_name).query_model(model, cfg)
+        plugin = self._plugin(device_name)
+        cfg = apply_device_properties(normalize_config(config), device_name, _is_virtual(plugin))
+        return plugin.query_model(model, {**device_name_config(device_name), **cfg})
 
     def set_property(self, device_name: Any, properties: Any = None) -> None:
         """``set_property("CPU", {...})``, ``set_property("CPU", key(value))`` or ``set_property({...})``.

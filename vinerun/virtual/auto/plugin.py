@@ -23,6 +23,7 @@ from vinerun.properties.hint import PerformanceMode
 from vinerun.virtual.auto import config as cfg
 from vinerun.virtual.auto.candidates import candidate_devices, capable_devices
 from vinerun.virtual.auto.compiled_model import AutoCompiledModel
+from vinerun.virtual.forwarding import device_keys, with_device_properties
 
 #: the compile keys AUTO itself handles and passes on only as below
 _OWN = {cfg.PRIORITIES, "ENABLE_STARTUP_FALLBACK", "ENABLE_RUNTIME_FALLBACK", "SCHEDULE_POLICY", "CACHE_DIR"}
@@ -73,10 +74,10 @@ class AutoPlugin(IPlugin):
         out.update({k: v for k, v in passed.items() if supported.get(k) == "RW"})
         if values.get("CACHE_DIR"):
             out["CACHE_DIR"] = values.get("CACHE_DIR")
-        return out
+        return with_device_properties(out, passed)
 
     def _check_passed(self, passed: dict[str, Any], devices: list[str]) -> None:
-        for key in passed:
+        for key in device_keys(passed):
             if not any(self.core.plugin(d).supported_properties().get(key) == "RW" for d in devices):
                 raise PropertyError(f"Unsupported property {key} by {self.device_name}: none of its devices "
                                     f"({', '.join(devices)}) supports it. {self.device_name}'s own properties: "

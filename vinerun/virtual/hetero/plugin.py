@@ -16,6 +16,7 @@ from vinerun.ir.node import Node
 from vinerun.plugin_api.plugin import IPlugin
 from vinerun.plugin_api.property_table import PropertyTable, PropertyValues
 from vinerun.transformations import common_cleanup
+from vinerun.virtual.forwarding import device_keys, with_device_properties
 from vinerun.virtual.hetero import config as cfg
 from vinerun.virtual.hetero.affinity import assign_affinities, full_affinity
 from vinerun.virtual.hetero.compiled_model import HeteroCompiledModel, with_context
@@ -53,14 +54,14 @@ class HeteroPlugin(IPlugin):
 
     def _device_config(self, device: str, forwarded: dict[str, Any]) -> dict[str, Any]:
         supported = self._services().plugin(device).supported_properties()
-        return {k: v for k, v in forwarded.items() if supported.get(k) == "RW"}
+        return with_device_properties({k: v for k, v in forwarded.items() if supported.get(k) == "RW"}, forwarded)
 
     def _check_forwarded(self, devices: list[str], forwarded: dict[str, Any]) -> None:
         services = self._services()
         known = set(cfg.PLUGIN_TABLE.props)
         for d in devices:
             known |= {k for k, m in services.plugin(d).supported_properties().items() if m == "RW"}
-        unknown = sorted(set(forwarded) - known)
+        unknown = sorted(set(device_keys(forwarded)) - known)
         if unknown:
             raise PropertyError(f"Unsupported property {', '.join(unknown)} by HETERO: neither HETERO nor "
                                 f"its devices ({','.join(devices)}) support it")
