@@ -16,17 +16,14 @@ factory builds the node from the :class:`AttentionMatch`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from vinerun.ir.core_ops import Constant
-from vinerun.ir.graph_edit import replace_output_update_name
-from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.transformations.fusions import _FLOATS, _sole_consumer
-from vinerun.transformations.pass_infra import InPlacePass, PassResult
+from vinerun.transformations.pass_infra import ReplaceMatches
 
 _HEADS = [0, 2, 1, 3]
 
@@ -175,7 +172,7 @@ def match_attention(softmax: Node) -> AttentionMatch | None:
     return match
 
 
-class AttentionFusion(InPlacePass):
+class AttentionFusion(ReplaceMatches):
     """Replace each attention block (see the module docstring) with ``make_fused(match)``.
 
     The factory may return None to leave a block alone; the fused node takes the block's last tensor names.
@@ -184,22 +181,8 @@ class AttentionFusion(InPlacePass):
     True
     """
 
-    def __init__(self, make_fused: Callable[[AttentionMatch], Node | None]):
-        self.make_fused = make_fused
+    def match(self, node: Node) -> AttentionMatch | None:
+        return match_attention(node) if node.type_name == "Softmax" else None
 
-    def call(self, model: Model) -> PassResult:
-        modified = False
-        for node in model.get_ordered_ops():
-            if node.type_name != "Softmax":
-                continue
-            found = match_attention(node)
-            if found is None:
-                continue
-            fused = self.make_fused(found)
-            if fused is None:
-                continue
-            replace_output_update_name(found.last.output(0), fused.output(0))
-            for n in found.nodes:
-                n.detach()
-            modified = True
-        return PassResult(model, modified)
+    def covered(self, match: AttentionMatch) -> tuple[Node, list[Node]]:
+        return match.last, match.nodes

@@ -8,16 +8,13 @@ that replaces the chain (transformations never import a device, so the fused op 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from vinerun.ir.core_ops import Constant
-from vinerun.ir.graph_edit import replace_output_update_name
-from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
-from vinerun.transformations.pass_infra import InPlacePass, PassResult
+from vinerun.transformations.pass_infra import ReplaceMatches
 
 #: activations a chain may hold (before and/or after the residual sum)
 ACTIVATIONS = frozenset({"Relu", "Clamp", "Sigmoid", "Tanh", "HSwish", "Swish", "Gelu", "Elu", "Mish", "SoftPlus"})
@@ -124,7 +121,7 @@ def match_chain(conv: Node) -> ConvChain | None:
     return chain if chain.steps else None
 
 
-class ConvFusion(InPlacePass):
+class ConvFusion(ReplaceMatches):
     """Replace every fusable convolution chain with the node ``make_fused(chain)`` returns.
 
     The factory may return None to leave a chain alone. The fused node takes the chain's last tensor names.
@@ -133,20 +130,8 @@ class ConvFusion(InPlacePass):
     True
     """
 
-    def __init__(self, make_fused: Callable[[ConvChain], Node | None]):
-        self.make_fused = make_fused
+    def match(self, node: Node) -> ConvChain | None:
+        return match_chain(node)
 
-    def call(self, model: Model) -> PassResult:
-        modified = False
-        for node in model.get_ordered_ops():
-            chain = match_chain(node)
-            if chain is None:
-                continue
-            fused = self.make_fused(chain)
-            if fused is None:
-                continue
-            replace_output_update_name(chain.last.output(0), fused.output(0))
-            for n in [chain.conv, *(s.node for s in chain.steps)]:
-                n.detach()
-            modified = True
-        return PassResult(model, modified)
+    def covered(self, match: ConvChain) -> tuple[Node, list[Node]]:
+        return match.last, [match.conv, *(s.node for s in match.steps)]

@@ -9,17 +9,14 @@ element type, every intermediate value read only by the next link. This is the g
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from vinerun.ir.core_ops import Constant
-from vinerun.ir.graph_edit import replace_output_update_name
-from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.transformations.fusions import _FLOATS, _sole_consumer
-from vinerun.transformations.pass_infra import InPlacePass, PassResult
+from vinerun.transformations.pass_infra import ReplaceMatches
 
 
 @dataclass
@@ -85,7 +82,7 @@ def match_layer_norm(mvn: Node) -> LayerNormMatch | None:
     return found
 
 
-class LayerNormFusion(InPlacePass):
+class LayerNormFusion(ReplaceMatches):
     """Replace each LayerNorm chain (see the module docstring) with ``make_fused(match)``.
 
     The factory may return None to leave a chain alone; the fused node takes the chain's last tensor names.
@@ -94,20 +91,8 @@ class LayerNormFusion(InPlacePass):
     True
     """
 
-    def __init__(self, make_fused: Callable[[LayerNormMatch], Node | None]):
-        self.make_fused = make_fused
+    def match(self, node: Node) -> LayerNormMatch | None:
+        return match_layer_norm(node)
 
-    def call(self, model: Model) -> PassResult:
-        modified = False
-        for node in model.get_ordered_ops():
-            found = match_layer_norm(node)
-            if found is None:
-                continue
-            fused = self.make_fused(found)
-            if fused is None:
-                continue
-            replace_output_update_name(found.last.output(0), fused.output(0))
-            for n in found.nodes:
-                n.detach()
-            modified = True
-        return PassResult(model, modified)
+    def covered(self, match: LayerNormMatch) -> tuple[Node, list[Node]]:
+        return match.last, match.nodes

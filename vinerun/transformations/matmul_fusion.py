@@ -9,14 +9,10 @@ hands each :class:`~vinerun.transformations.fusions.ConvChain` (``conv`` holds t
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from vinerun.ir.core_ops import Constant
-from vinerun.ir.graph_edit import replace_output_update_name
-from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.transformations.fusions import _FLOATS, ACTIVATIONS, ChainStep, ConvChain, _activation_step, _sole_consumer
-from vinerun.transformations.pass_infra import InPlacePass, PassResult
+from vinerun.transformations.pass_infra import ReplaceMatches
 
 
 def _bias_step(cur: Node, add: Node, rank: int, et: str) -> ChainStep | None:
@@ -76,7 +72,7 @@ def match_matmul_chain(matmul: Node) -> ConvChain | None:
     return chain
 
 
-class MatMulFusion(InPlacePass):
+class MatMulFusion(ReplaceMatches):
     """Replace every MatMul by a constant 2-D weight (and its bias/activation) with ``make_fused(chain)``.
 
     A MatMul with nothing after it is handed over too (so its weight can be prepacked). The factory may return
@@ -86,20 +82,8 @@ class MatMulFusion(InPlacePass):
     True
     """
 
-    def __init__(self, make_fused: Callable[[ConvChain], Node | None]):
-        self.make_fused = make_fused
+    def match(self, node: Node) -> ConvChain | None:
+        return match_matmul_chain(node)
 
-    def call(self, model: Model) -> PassResult:
-        modified = False
-        for node in model.get_ordered_ops():
-            chain = match_matmul_chain(node)
-            if chain is None:
-                continue
-            fused = self.make_fused(chain)
-            if fused is None:
-                continue
-            replace_output_update_name(chain.last.output(0), fused.output(0))
-            for n in [chain.conv, *(s.node for s in chain.steps)]:
-                n.detach()
-            modified = True
-        return PassResult(model, modified)
+    def covered(self, match: ConvChain) -> tuple[Node, list[Node]]:
+        return match.last, [match.conv, *(s.node for s in match.steps)]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vinerun.errors import VinerunError
+from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model, node_control_deps
 from vinerun.ir.node import Node
 
@@ -152,6 +153,44 @@ class InPlacePass(ModelPass):
 
     in_place = True
     changes_input = True
+
+
+class ReplaceMatches(InPlacePass):
+    """Replace every match of a pattern with the node ``make_fused(match)`` returns (None: leave it alone).
+
+    Subclasses say how a match is found (``match``) and which nodes it covers (``covered``: the last one,
+    whose tensor names the fused node takes, and every node to remove).
+
+    >>> ConvFusion(lambda chain: MyFusedConv(chain))(model).modified
+    True
+    """
+
+    def __init__(self, make_fused: Callable[[Any], Node | None]):
+        self.make_fused = make_fused
+
+    @abstractmethod
+    def match(self, node: Node) -> Any | None:
+        """The match that starts (or ends) at ``node``, or None."""
+
+    @abstractmethod
+    def covered(self, match: Any) -> tuple[Node, list[Node]]:
+        """(the node whose output the fused node replaces, every node of the match)."""
+
+    def call(self, model: Model) -> PassResult:
+        modified = False
+        for node in model.get_ordered_ops():
+            found = self.match(node)
+            if found is None:
+                continue
+            fused = self.make_fused(found)
+            if fused is None:
+                continue
+            last, nodes = self.covered(found)
+            replace_output_update_name(last.output(0), fused.output(0))
+            for n in nodes:
+                n.detach()
+            modified = True
+        return PassResult(model, modified)
 
 
 class FunctionalPass(ModelPass):
