@@ -42,6 +42,25 @@ def test_callback_gets_userdata(compiled):
     assert request.userdata == "from start"
 
 
+def test_callback_may_start_the_same_request_again(compiled):
+    """As in OpenVINO: the request is idle when its callback runs, so the callback can chain runs."""
+    request = compiled.create_infer_request()
+    values, chained = [], threading.Event()
+
+    def again(userdata):
+        values.append(float(request.results[0][0, 0]))
+        if len(values) < 5:
+            request.start_async(x(float(len(values) + 1)))
+        else:
+            chained.set()
+
+    request.set_callback(again, None)
+    request.start_async(x(1.0))
+    assert chained.wait(60)
+    request.wait()
+    assert values == [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
 def test_callback_that_raises_is_reported_not_lost(compiled, caplog):
     request = compiled.create_infer_request()
 

@@ -47,6 +47,7 @@ class IAsyncInferRequest:
         self._busy = False
         self._cancelled = False
         self._error: BaseException | None = None
+        self._runs = 0  # start_async calls so far: tells a finishing run whether its callback started another
 
     # --- the default stage ---------------------------------------------------------------
     def infer_stage(self) -> None:
@@ -67,6 +68,7 @@ class IAsyncInferRequest:
             self._cancelled = False
             self._error = None
             self._done.clear()
+            self._runs += 1
         self.inputs = list(inputs)
         self.outputs = []
         self._submit(0)
@@ -94,9 +96,13 @@ class IAsyncInferRequest:
             self._finish(e)
 
     def _finish(self, error: BaseException | None) -> None:
+        """Idle first, then the callback (which may start this request again, as in OpenVINO), then done."""
         if self._cancelled and not isinstance(error, RequestCancelledError):
             error = RequestCancelledError("Infer Request was canceled")
-        self._error = error
+        with self._lock:
+            self._error = error
+            self._busy = False
+            run = self._runs
         if self.on_complete is not None:
             try:
                 self.on_complete(error)
@@ -105,10 +111,12 @@ class IAsyncInferRequest:
                           exc_info=e)
                 err = CallbackError(f"The infer request callback raised {type(e).__name__}: {e}")
                 err.__cause__ = e
-                self._error = err
+                with self._lock:
+                    if self._runs == run:
+                        self._error = err
         with self._lock:
-            self._busy = False
-            self._done.set()
+            if self._runs == run:  # else the callback started a new run, whose end sets it
+                self._done.set()
 
     def cancel(self) -> None:
         """Stop a request in flight: stages not started are skipped, ``wait()`` raises "canceled".

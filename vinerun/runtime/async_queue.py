@@ -80,9 +80,6 @@ class AsyncInferQueue:
             self._cond.wait_for(lambda: bool(self._idle))
             index = self._idle.popleft()
         self._userdata[index] = userdata
-        pending = self._requests[index]._async
-        if pending is not None:  # this queue's callback runs just before the request marks itself idle
-            pending._done.wait()
         try:
             self._requests[index].start_async(inputs, share_inputs=share_inputs)
         except BaseException:
