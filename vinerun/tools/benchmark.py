@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from vinerun import __version__
@@ -160,26 +161,29 @@ def _run(args: argparse.Namespace) -> int:
     if args.cdir:
         core.set_property({"CACHE_DIR": args.cdir})
 
-    step(4, "Reading model files")
-    info("Loading model files")
-    t0 = time.perf_counter()
-    model = core.read_model(args.m)
-    read_ms = (time.perf_counter() - t0) * 1e3
-    info(f"Read model took {read_ms:.2f} ms")
-    info("Original model I/O parameters:")
-    _print_io(model.inputs, model.outputs)
+    if Path(args.m).suffix.lower() == ".blob":  # a compiled blob (vinerun compile / export_model): import it
+        compiled, read_ms, compile_ms = _import_blob(core, args, device, config)
+    else:
+        step(4, "Reading model files")
+        info("Loading model files")
+        t0 = time.perf_counter()
+        model = core.read_model(args.m)
+        read_ms = (time.perf_counter() - t0) * 1e3
+        info(f"Read model took {read_ms:.2f} ms")
+        info("Original model I/O parameters:")
+        _print_io(model.inputs, model.outputs)
 
-    step(5, "Resizing model to match image sizes and given batch")
-    _reshape(model, args)
+        step(5, "Resizing model to match image sizes and given batch")
+        _reshape(model, args)
 
-    step(6, "Configuring input of the model")
-    _print_io(model.inputs, model.outputs)
+        step(6, "Configuring input of the model")
+        _print_io(model.inputs, model.outputs)
 
-    step(7, "Loading the model to the device")
-    t0 = time.perf_counter()
-    compiled = core.compile_model(model, device, config)
-    compile_ms = (time.perf_counter() - t0) * 1e3
-    info(f"Compile model took {compile_ms:.2f} ms")
+        step(7, "Loading the model to the device")
+        t0 = time.perf_counter()
+        compiled = core.compile_model(model, device, config)
+        compile_ms = (time.perf_counter() - t0) * 1e3
+        info(f"Compile model took {compile_ms:.2f} ms")
 
     step(8, "Querying optimal runtime parameters")
     _print_compiled_properties(compiled)
@@ -239,6 +243,27 @@ def _run(args: argparse.Namespace) -> int:
 
 
 # --- steps' helpers ---------------------------------------------------------------------------
+def _import_blob(core: Core, args: argparse.Namespace, device: str, config: dict[str, Any]) -> tuple[Any, float, float]:
+    """Steps 4-7 for a blob: nothing to read or reshape; import it (benchmark_app does the same)."""
+    for n, title in ((4, "Reading model files"), (5, "Resizing model to match image sizes and given batch"),
+                     (6, "Configuring input of the model")):
+        step(n, title)
+        info("Skipping the step for compiled network")
+    if args.shape or args.layout or args.b:
+        raise cfg.BenchmarkArgumentError("-shape, -layout and -b do not apply to a compiled blob "
+                                         "(give them to `vinerun compile` instead)")
+    step(7, "Loading the model to the device")
+    try:
+        blob = Path(args.m).read_bytes()
+    except OSError as e:
+        raise cfg.BenchmarkArgumentError(f"-m: cannot read {args.m}: {e.strerror}") from None
+    t0 = time.perf_counter()
+    compiled = core.import_model(blob, device, config)
+    import_ms = (time.perf_counter() - t0) * 1e3
+    info(f"Import model took {import_ms:.2f} ms")
+    return compiled, 0.0, import_ms
+
+
 def _print_io(inputs: list[Any], outputs: list[Any]) -> None:
     for title, ports in (("Model inputs:", inputs), ("Model outputs:", outputs)):
         info(title)

@@ -7,7 +7,7 @@ import sys
 
 from vinerun import __version__
 from vinerun.errors import VinerunError
-from vinerun.tools import benchmark, devices, serve, speech
+from vinerun.tools import benchmark, compile_tool, convert, devices, serve, speech
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,6 +16,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     devices.add_parser(sub)
     benchmark.add_parser(sub)
+    compile_tool.add_parser(sub)
+    convert.add_parser(sub)
     serve.add_parser(sub)
     speech.add_parser(sub)
     return parser
