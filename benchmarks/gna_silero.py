@@ -45,7 +45,7 @@ def encoder_features(model: ov.Model, audio: np.ndarray) -> tuple[np.ndarray, np
     """Run the full silero model on CPU chunk by chunk: (LSTM inputs [chunks, 128], probabilities [chunks, 1])."""
     lstm = next(n for n in model.get_ordered_ops() if n.type_name == "LSTMSequence")
     model.add_outputs([lstm.input_value(0)])
-    request = ov.Core().compile_model(model, "CPU").create_infer_request()
+    request = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
     state, ctx = np.zeros((2, 1, 128), np.float32), np.zeros((1, CONTEXT), np.float32)
     feats, probs = [], []
     for i in range(len(audio) // CHUNK):

@@ -28,7 +28,7 @@ def _ov_run(path_or_model, inputs, requests: int = 1) -> list[list[np.ndarray]]:
 
 def _vr_run(path_or_model, inputs, requests: int = 1) -> list[list[np.ndarray]]:
     model = vr.Core().read_model(path_or_model) if isinstance(path_or_model, (str, Path)) else path_or_model
-    req = vr.compile_model(model, "CPU").create_infer_request()
+    req = vr.compile_model(model, "CPU", OV_F32).create_infer_request()
     return [[np.array(v) for v in req.infer(inputs).to_tuple()] for _ in range(requests)]
 
 

@@ -32,7 +32,7 @@ def synthetic_audio(seconds: float, sr: int, seed: int = 0) -> np.ndarray:
 def _sessions(name: str):
     path = DATA / name
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    compiled = ov.Core().compile_model(str(path), "CPU")
+    compiled = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})  # exact vs ORT
     return session, compiled.create_infer_request()
 
 

@@ -1,4 +1,8 @@
-"""Build small ONNX models and run them through vinerun's public API on CPU (shared by the op tests)."""
+"""Build small ONNX models and run them through vinerun's public API on CPU (shared by the op tests).
+
+They check op semantics at the model's precision: compiled with ``INFERENCE_PRECISION_HINT`` f32 (no bf16
+lowering on CPUs that have it natively).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import onnx
 from onnx import helper
 
 import vinerun as ov
+from tests.ops._precision import F32
 
 
 def one_node_model(node: onnx.NodeProto, opset: int, feeds: dict[str, np.ndarray]) -> bytes:
@@ -24,7 +29,7 @@ def run_model(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], ou
     graph = helper.make_graph(nodes, "g", inputs, outputs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     core = ov.Core()
-    compiled = core.compile_model(core.read_model(model.SerializeToString()), "CPU")
+    compiled = core.compile_model(core.read_model(model.SerializeToString()), "CPU", F32)
     return compiled, compiled.create_infer_request().infer(feeds).to_tuple()
 
 
@@ -32,4 +37,4 @@ def run_onnx(node: onnx.NodeProto, opset: int, feeds: dict[str, np.ndarray]) -> 
     """The outputs of ``node`` computed on ``feeds`` by vinerun on CPU."""
     core = ov.Core()
     model = core.read_model(one_node_model(node, opset, feeds))
-    return core.compile_model(model, "CPU").create_infer_request().infer(list(feeds.values())).to_tuple()
+    return core.compile_model(model, "CPU", F32).create_infer_request().infer(list(feeds.values())).to_tuple()

@@ -6,6 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from tests.ops._precision import exec_type
 from vinerun.ir.core_ops import Parameter, Result
 from vinerun.ir.types import Type
 from vinerun.ops.attention import Attention
@@ -93,7 +94,7 @@ def test_attention_kernel(dtype, case):
     node = Attention(*_params(*args), **attrs)
     Result(node.output(0))
     kernel = select_kernel(node)
-    assert kernel.exec_type == "aten_sdpa"
+    assert kernel.exec_type == exec_type("aten_sdpa", dtype)
     tol = 2e-2 if dtype in (np.float16, BF16) else 1e-5
     for got, want in zip(kernel.fn(args)[:3], node.evaluate(args)[:3], strict=True):
         assert got.dtype == want.dtype and got.shape == want.shape
@@ -140,7 +141,7 @@ def test_sdpa_kernel(dtype, mode):
         args.append(_rand(1, 1, 4, 6, dtype=dtype))
     node = ScaledDotProductAttention(*_params(*args), causal=mode == "causal")
     kernel = select_kernel(node)
-    assert kernel.exec_type == "aten_sdpa"
+    assert kernel.exec_type == exec_type("aten_sdpa", dtype)
     got, want = kernel.fn(args)[0], node.evaluate(args)[0]
     tol = 2e-2 if dtype in (np.float16, BF16) else 1e-5
     assert got.dtype == want.dtype and got.shape == want.shape
@@ -198,7 +199,7 @@ def test_gated_kernels(dtype):
     a, b = _rand(3, 8, dtype=dtype), _rand(3, 8, dtype=dtype)
     node = SwiGLU(*_params(a, b), alpha=1.5)
     kernel = select_kernel(node)
-    assert kernel.exec_type == "aten_swiglu"
+    assert kernel.exec_type == exec_type("aten_swiglu", dtype)
     got, want = kernel.fn([a, b])[0], node.evaluate([a, b])[0]
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-5, atol=1e-6)
@@ -207,7 +208,7 @@ def test_gated_kernels(dtype):
     for args in ([x, w], [x, w, bias, past], [x, w, None, past]):
         node = CausalConvWithState(*_params(*args), activation="silu")
         kernel = select_kernel(node)
-        assert kernel.exec_type == "aten_conv1d"
+        assert kernel.exec_type == exec_type("aten_conv1d", dtype)
         for got, want in zip(kernel.fn(args), node.evaluate(args), strict=True):
             assert got.dtype == want.dtype and got.shape == want.shape
             tol = 1e-2 if dtype in (np.float16, BF16) else 1e-5

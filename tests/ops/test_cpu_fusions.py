@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import vinerun as ov
+from tests.ops._precision import bf16_kernel, exec_type
 from vinerun.errors import InferenceError
 from vinerun.ir.core_ops import Constant, Parameter, Result
 from vinerun.ir.interpreter import run_reference
@@ -21,6 +22,9 @@ from vinerun.transformations.fusions import match_chain
 
 RNG = np.random.default_rng(11)
 BF16 = np.dtype(ml_dtypes.bfloat16)
+#: these tests check kernels against the reference at the model's own precision: no bf16 lowering (a CPU
+#: with native bf16 would lower f32 models by default; tests/ops/test_cpu_bf16.py covers that)
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 ACTS = {
     "relu": lambda v: Relu(v),
     "clamp": lambda v: Clamp(v, min=0.0, max=6.0),
@@ -84,7 +88,7 @@ def check_fused(model: Model, dtype=np.float32, kinds: str | None = None, exec_p
     """Compile on CPU, check the graph fused into one FusedConvolution, compare with the reference."""
     inputs = [rand(list(p.get_partial_shape().to_shape()), dtype) for p in model.get_parameters()]
     want = run_reference(model, inputs)[0]
-    compiled = ov.Core().compile_model(model, "CPU")
+    compiled = ov.Core().compile_model(model, "CPU", F32)
     runtime = compiled.get_runtime_model()
     fused = [n for n in runtime.get_ordered_ops() if n.type_name == "FusedConvolution"]
     assert len(fused) == 1
@@ -140,8 +144,9 @@ def test_attributes_f32(attrs):
 @pytest.mark.parametrize("groups", [None, 4])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, BF16])
 def test_dtypes(dtype, groups):
-    check_fused(conv_graph(dtype, groups=groups, act="relu", residual=True, post="relu"), dtype,
-                exec_prefix="onednn" if dtype == np.float32 else "aten")
+    prefixes = {np.dtype(np.float32): "onednn", BF16: bf16_kernel("onednn", "onednn", "aten")}
+    prefix = prefixes.get(np.dtype(dtype), "aten")
+    check_fused(conv_graph(dtype, groups=groups, act="relu", residual=True, post="relu"), dtype, exec_prefix=prefix)
 
 
 @pytest.mark.parametrize(("rank", "kernel"), [(1, "im2col"), (3, "aten")])
@@ -163,7 +168,7 @@ def test_channels_last_between_convs_and_residual():
         v = (Relu(Add(a, x, name=f"s{i}")) if i == 2 else Relu(a)).output(0)
     model = Model([Result(v)], [x], "block")
     inputs = [rand([1, 8, 12, 12])]
-    compiled = ov.Core().compile_model(model, "CPU")
+    compiled = ov.Core().compile_model(model, "CPU", F32)
     got = compiled.create_infer_request().infer(inputs)[0]
     assert got.flags.c_contiguous
     np.testing.assert_allclose(got, run_reference(model, inputs)[0], rtol=1e-4, atol=1e-4)
@@ -173,7 +178,7 @@ def test_channels_last_between_convs_and_residual():
 
 def test_profiling_statuses():
     model = conv_graph(act=None, residual=True, post="relu")
-    compiled = ov.Core().compile_model(model, "CPU", {"PERF_COUNT": True})
+    compiled = ov.Core().compile_model(model, "CPU", {**F32, "PERF_COUNT": True})
     req = compiled.create_infer_request()
     req.infer([rand([1, 8, 9, 9]), rand([1, 8, 9, 9])])
     info = {(p.node_name, p.node_type): p.status for p in req.get_profiling_info()}
@@ -183,7 +188,7 @@ def test_profiling_statuses():
 
 def test_export_graph_is_unfused_and_writable(tmp_path):
     model = conv_graph(act="relu", residual=True)
-    compiled = ov.Core().compile_model(model, "CPU")
+    compiled = ov.Core().compile_model(model, "CPU", F32)
     exported = compiled._impl.export_graph()
     assert "FusedConvolution" not in {n.type_name for n in exported.get_ordered_ops()}
     ov.save_model(exported, str(tmp_path / "m.xml"))
@@ -245,7 +250,7 @@ def test_plain_convolution_prepacked(attrs):
     """A convolution with nothing to fuse still runs prepacked (symmetric pads) and matches the reference."""
     model = conv_graph(bias=False, **attrs)
     inputs = [rand([1, 8, 9, 9])]
-    compiled = ov.Core().compile_model(model, "CPU")
+    compiled = ov.Core().compile_model(model, "CPU", F32)
     want_prefix = "aten" if "pads" in attrs else "onednn"
     assert compiled._impl.plan.steps[0].kernel.exec_type.startswith(want_prefix)
     got = compiled.create_infer_request().infer(inputs)[0]
@@ -269,7 +274,7 @@ def test_channels_last_through_max_pool():
     for outputs in ([r2], [r2, pool.output(0)]):
         model = Model([Result(o) for o in outputs], [x], "pool")
         inputs = [rand([1, 4, 16, 16])]
-        got = ov.Core().compile_model(model, "CPU").create_infer_request().infer(inputs)
+        got = ov.Core().compile_model(model, "CPU", F32).create_infer_request().infer(inputs)
         want = run_reference(model, inputs)
         for i, w in enumerate(want):
             g = got[i]
@@ -338,7 +343,7 @@ def check_fused_matmul(model: Model, dtype=np.float32, kinds: str = "", exec_typ
 
     inputs = [rand(list(model.get_parameters()[0].get_partial_shape().to_shape()), dtype)]
     want = run_reference(model, inputs)[0]
-    compiled = ov.Core().compile_model(model, "CPU")
+    compiled = ov.Core().compile_model(model, "CPU", F32)
     ops = [n for n in compiled.get_runtime_model().get_ordered_ops()
            if n.type_name not in ("Parameter", "Constant", "Result")]
     assert [n.type_name for n in ops] == ["FusedMatMul"]
@@ -374,15 +379,17 @@ def test_matmul_transpose_b_and_bias_order(transpose_b, bias_first):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float16, BF16])
 def test_matmul_other_dtypes_use_aten(dtype):
+    """f64 and f16 run ATen; bf16 oneDNN where the CPU has AVX-512 (directly where the binding is installed)."""
+    want = bf16_kernel("onednn_matmul", "onednn_linear", "aten_matmul_fused") if dtype == BF16 else "aten_matmul_fused"
     check_fused_matmul(matmul_graph(dtype=dtype, act="sigmoid"), dtype=dtype, kinds="bias,sigmoid",
-                       exec_type="aten_matmul_fused")
+                       exec_type=exec_type(want, dtype))
 
 
 def test_matmul_dynamic_batch():
     """A dynamic leading dimension packs without a row hint and runs any batch."""
     model = matmul_graph(act="relu")
     model.reshape({"x": [-1, 5, 12]})
-    compiled = ov.Core().compile_model(model, "CPU")
+    compiled = ov.Core().compile_model(model, "CPU", F32)
     for rows in (1, 3):
         x = rand([rows, 5, 12])
         np.testing.assert_allclose(compiled.create_infer_request().infer([x])[0], run_reference(model, [x])[0],
@@ -420,7 +427,7 @@ def test_matmul_not_fused(case):
 
 
 def test_matmul_profiling_statuses():
-    compiled = ov.Core().compile_model(matmul_graph(act="gelu"), "CPU", {"PERF_COUNT": True})
+    compiled = ov.Core().compile_model(matmul_graph(act="gelu"), "CPU", {**F32, "PERF_COUNT": True})
     req = compiled.create_infer_request()
     req.infer([rand([2, 5, 12])])
     info = {(p.node_name, p.node_type): p.status for p in req.get_profiling_info()}
@@ -504,7 +511,7 @@ def test_matmul_bias_erf_gelu_becomes_one_node():
     c = lambda v: Constant(np.array(v, np.float32))  # noqa: E731
     y = Multiply(Multiply(h, c(0.5)), Add(Erf(Divide(h, c(np.sqrt(2)))), c(1.0)))
     model = Model([Result(y)], [x], "ff")
-    compiled = ov.Core().compile_model(model, "CPU")
+    compiled = ov.Core().compile_model(model, "CPU", F32)
     ops = [n for n in compiled.get_runtime_model().get_ordered_ops()
            if n.type_name not in ("Parameter", "Constant", "Result")]
     assert [(n.type_name, n.post_ops) for n in ops] == [("FusedMatMul", "bias,gelu")]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import vinerun as ov
+from tests.ops._precision import F32, bf16_kernel, exec_type
 from vinerun import opset13 as ops
 from vinerun.ir.core_ops import Constant, Parameter, Result
 from vinerun.ir.interpreter import run_reference
@@ -34,7 +35,7 @@ def runtime_types(compiled) -> list[str]:
 def check_against_reference(model: Model, inputs: list[np.ndarray], dtype=np.float32):
     """Compile on CPU and compare with the unfused graph's reference; the fused nodes' own references too."""
     want = run_reference(model, inputs)
-    compiled = ov.Core().compile_model(model, "CPU")
+    compiled = ov.Core().compile_model(model, "CPU", F32)
     got = compiled.create_infer_request().infer(inputs)
     tol = TOL[np.dtype(dtype)]
     for i, w in enumerate(want):
@@ -110,7 +111,9 @@ def test_attention_fused_per_dtype(dtype):
     assert runtime_types(compiled) == ["FusedAttention"]
     node = compiled._impl.model.get_ordered_ops()[-2]
     assert (node.split, node.heads, node.merge) == ("qkv", 3, True)
-    assert compiled._impl.plan.steps[0].kernel.exec_type == "aten_sdpa_fused"
+    want = bf16_kernel("onednn_attention", "aten_sdpa_fused", "aten_sdpa_fused") if np.dtype(dtype) == BF16 \
+        else "aten_sdpa_fused"
+    assert compiled._impl.plan.steps[0].kernel.exec_type == exec_type(want, dtype)
 
 
 @pytest.mark.parametrize("mask", [None, "full", "row"])
@@ -247,7 +250,7 @@ def test_encoder_from_onnx_fuses_and_profiles(tmp_path):
     model = core.read_model(path)
     x = rand([1, 8, 16])
     want = run_reference(model, [x])[0]
-    compiled = core.compile_model(model, "CPU", {"PERF_COUNT": True})
+    compiled = core.compile_model(model, "CPU", {**F32, "PERF_COUNT": True})
     req = compiled.create_infer_request()
     got = req.infer([x])[0]
     np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)

@@ -1,7 +1,7 @@
 """The CPU kernels for small models: shape ops as views, Pad, the 1-D im2col convolution, small
 element-wise ops in NumPy, If branches compiled into their own plans, and the direct oneDNN convolution.
 
-Each runs on CPU and is compared with the graph's NumPy reference; the exec type shows which kernel ran.
+Each runs on CPU in f32 and is compared with the graph's NumPy reference; the exec type shows which kernel ran.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import vinerun as ov
+from tests.ops._precision import F32
 from vinerun.ir.core_ops import Constant, Parameter
 from vinerun.ir.interpreter import run_reference
 from vinerun.ir.model import Model
@@ -43,7 +44,7 @@ def compile_and_check(outputs, params, inputs, rtol=1e-5, atol=1e-5):
     """Compile on CPU, compare every output with the reference; return the compiled model's plan steps."""
     model = Model(outputs, params)
     want = run_reference(model, inputs)
-    compiled = ov.Core().compile_model(model, "CPU")
+    compiled = ov.Core().compile_model(model, "CPU", F32)
     got = compiled.create_infer_request().infer(inputs)
     for i, w in enumerate(want):
         g = got[i]
@@ -228,7 +229,7 @@ def test_dnnl_streams_run_concurrently_with_their_own_buffers():
     geometry = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [1, 1], "pads_end": [1, 1]}
     y = Relu(Convolution(Relu(Convolution(x, w, **geometry)), w, **geometry))
     model = Model([y], [x])
-    compiled = ov.Core().compile_model(model, "CPU", {"NUM_STREAMS": 2, "INFERENCE_NUM_THREADS": 2})
+    compiled = ov.Core().compile_model(model, "CPU", {**F32, "NUM_STREAMS": 2, "INFERENCE_NUM_THREADS": 2})
     feeds = [rand([1, 8, 12, 12]) for _ in range(8)]
     results: dict[int, np.ndarray] = {}
     queue = ov.AsyncInferQueue(compiled, 4)

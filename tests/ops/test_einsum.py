@@ -8,6 +8,7 @@ import pytest
 from onnx import helper
 
 from tests.ops._onnx_util import run_onnx
+from tests.ops._precision import exec_type
 from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Parameter
 from vinerun.ir.shape import PartialShape
@@ -68,7 +69,7 @@ def test_kernel_matches_reference(dtype, equation, shapes):
     xs = [rng.standard_normal(s).astype(dtype) for s in shapes]
     node = Einsum([_param(list(s), Type(dtype)) for s in shapes], equation=equation)
     kernel = select_kernel(node)
-    assert kernel.exec_type == "aten_einsum"
+    assert kernel.exec_type == exec_type("aten_einsum", dtype)
     got, want = kernel.fn(xs)[0], node.evaluate(xs)[0]
     assert got.dtype == want.dtype == np.dtype(dtype) and got.shape == want.shape
     tol = {np.float16: 5e-3, ml_dtypes.bfloat16: 5e-2}.get(dtype, 1e-5)

@@ -240,7 +240,7 @@ def test_fp32_mode_matches_the_cpu_device_frame_by_frame() -> None:
     core = ov.Core()
     model = speech_model()
     gna = core.compile_model(model, "GNA", FP32).create_infer_request()
-    cpu = core.compile_model(model, "CPU").create_infer_request()
+    cpu = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
     frames = np.random.default_rng(3).standard_normal((12, 1, 16)).astype(np.float32)
     for frame in frames:  # float32 sums in another order (the CPU fuses MatMul + Add): atol 1e-5
         np.testing.assert_allclose(gna.infer([frame])[0], cpu.infer([frame])[0], rtol=1e-5, atol=1e-5)

@@ -16,6 +16,7 @@ from vinerun.plugins.cpu.config import COMPILED_TABLE, PLUGIN_TABLE, effective_p
 from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
 from vinerun.plugins.cpu.fused_transformer_ops import attention_fusion, layer_norm_fusion
 from vinerun.plugins.cpu.plan import Plan
+from vinerun.plugins.cpu.precision import lower_precision
 from vinerun.plugins.cpu.streams import StreamsConfig, init_stream_thread, resolve_streams
 from vinerun.plugins.cpu.thread_governor import ThreadGovernor
 from vinerun.transformations import common_cleanup
@@ -53,6 +54,7 @@ class CPUCompiledModel(ICompiledModel):
         attention_fusion()(self.model)
         matmul_fusion()(self.model)
         layer_norm_fusion()(self.model)
+        lower_precision(self.model, effective_precision(config))
         self.plan = Plan(self.model)
 
     def export_graph(self) -> Model:

@@ -1,8 +1,9 @@
 """The CPU device's properties, declared once: kind, RO/RW, default.
 
 The compiled model's table is derived from the plugin's (the same keys, read-only, plus facts
-about the compiled model). Precision lowering to bf16/f16 is not implemented yet: the hint is
-stored and reported (see docs/properties.md), kernels run in the model's precision.
+about the compiled model). The effective precision (:func:`effective_precision`) is what the compiled
+model reports and what it computes in: bf16 lowers the heavy ops and their neighbours to bf16
+(:mod:`vinerun.plugins.cpu.precision`); f16 is reported where the CPU has it but computes in f32.
 """
 
 from __future__ import annotations

@@ -46,13 +46,20 @@ def reference_kernel(node: Node) -> Kernel:
 
 
 def select_kernel(node: Node) -> Kernel:
-    """The first registered kernel that accepts ``node``, else the NumPy reference."""
+    """The first registered kernel that accepts ``node``, else the NumPy reference.
+
+    A node computing in bf16 (its output 0 is bf16) reports it: its exec type ends in ``_bf16``.
+    """
     _load_all()
-    for factory in _FACTORIES.get(node.type_name, []):
-        k = factory(node)
-        if k is not None:
-            return k
-    return reference_kernel(node)
+    kernel = next((k for k in (f(node) for f in _FACTORIES.get(node.type_name, [])) if k is not None), None)
+    kernel = kernel or reference_kernel(node)
+    if _computes_bf16(node) and not kernel.exec_type.endswith("_bf16"):
+        kernel.exec_type += "_bf16"
+    return kernel
+
+
+def _computes_bf16(node: Node) -> bool:
+    return node.get_output_size() > 0 and node.get_output_element_type(0).get_type_name() == "bf16"
 
 
 _loaded = False

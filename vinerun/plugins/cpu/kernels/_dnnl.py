@@ -4,8 +4,8 @@ Why: ``torch.ops.mkldnn._convolution_pointwise`` builds a oneDNN primitive descr
 60-70 us on the 2-core CPUs measured, where a MobileNetV2 convolution computes in 20-300 us. Here the
 primitive is created once per (layer, thread count) and a call only points two memory objects at the
 input and output buffers and executes: a few microseconds. Only what the convolution kernel needs is
-bound: f32 2-D forward-inference convolution with explicit (channels-last) strides, weights in the layout
-the primitive picks (reordered once), bias, eltwise and sum post-ops.
+bound: f32 or bf16 2-D forward-inference convolution with explicit (channels-last) strides, weights in the
+layout the primitive picks (reordered once), an f32 bias, eltwise and sum post-ops.
 
 :func:`library` returns None when the wheel is not installed; callers then keep the PyTorch path.
 """
@@ -22,9 +22,13 @@ from typing import Any
 
 import numpy as np
 
-_F32, _TAG_ANY, _CPU, _FWD_INFERENCE, _CONV_DIRECT, _IN_ORDER = 3, 1, 1, 96, 1, 1
+F32, BF16 = 3, 2  # dnnl_data_type_t
+#: the oneDNN data type of a NumPy dtype name
+DATA_TYPES = {"float32": F32, "bfloat16": BF16}
+_TAG_ANY, _CPU, _FWD_INFERENCE, _CONV_DIRECT, _IN_ORDER = 1, 1, 96, 1, 1
 _Q_WEIGHTS_MD, _Q_SCRATCHPAD_MD, _Q_IMPL_INFO, _SCRATCHPAD_USER = 131, 136, 8, 1
-ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_BIAS, ARG_SCRATCHPAD = 1, 17, 33, 41, 80
+ARG_SRC, ARG_SRC_1, ARG_DST, ARG_WEIGHTS, ARG_BIAS, ARG_SCRATCHPAD = 1, 2, 17, 33, 41, 80
+ARG_POST_OP_BASE = 32768  # DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE (oneDNN 3.x)
 _ALLOCATE = ctypes.c_void_p(-1 & 0xFFFFFFFFFFFFFFFF)
 #: eltwise algorithm kinds (dnnl_alg_kind_t)
 ELTWISE = {"relu": 0x20, "tanh": 0x21, "elu": 0x22, "logistic": 0x29, "gelu_tanh": 0x2B, "swish": 0x2C,
@@ -68,15 +72,16 @@ class Library:
             self._streams.s = s
         return s
 
-    def md(self, dims: tuple[int, ...], strides: tuple[int, ...] | None) -> ctypes.c_void_p:
-        """An f32 memory descriptor with explicit element strides, or ``any`` layout when strides is None."""
+    def md(self, dims: tuple[int, ...], strides: tuple[int, ...] | None, dtype: int = F32) -> ctypes.c_void_p:
+        """A memory descriptor (``dtype``: :data:`F32` or :data:`BF16`) with explicit element strides, or
+        ``any`` layout when strides is None."""
         md = ctypes.c_void_p()
         d = Dims(*dims)
         if strides is None:
-            self.check(self.lib.dnnl_memory_desc_create_with_tag(ctypes.byref(md), len(dims), d, _F32, _TAG_ANY),
+            self.check(self.lib.dnnl_memory_desc_create_with_tag(ctypes.byref(md), len(dims), d, dtype, _TAG_ANY),
                        "memory_desc_create_with_tag")
         else:
-            self.check(self.lib.dnnl_memory_desc_create_with_strides(ctypes.byref(md), len(dims), d, _F32,
+            self.check(self.lib.dnnl_memory_desc_create_with_strides(ctypes.byref(md), len(dims), d, dtype,
                                                                      Dims(*strides)), "memory_desc_create")
         return md
 
@@ -127,40 +132,51 @@ def library() -> Library | None:
     return _LIB
 
 
-class Conv2d:
-    """One f32 2-D convolution primitive (channels-last src/dst) with bias and post-ops, per thread count.
+class Primitive:
+    """A oneDNN primitive made once per key (e.g. thread count and a layout variant), run on raw addresses.
 
-    ``post_ops`` is a list of ``("eltwise", alg, alpha, beta)`` / ``("sum",)`` entries, in order.
+    A subclass gives :meth:`_descriptor` (the primitive descriptor for a key and the attributes),
+    :meth:`_runtime` (the (argument, memory descriptor) pairs of the buffers every call passes, in call order)
+    and may give :meth:`_constants` (arguments fixed at creation: reordered weights, a bias). ``post_ops``:
+    ``("eltwise", alg, alpha, beta)``, ``("sum",)`` or ``("binary", alg, layout or md)`` entries, in order;
+    a binary post-op's second operand is a runtime argument (:meth:`binary_args`).
     """
 
-    def __init__(self, lib: Library, w: np.ndarray, bias: np.ndarray | None, groups: int,
-                 in_shape: tuple[int, ...], out_shape: tuple[int, ...], strides: list[int],
-                 dilations: list[int], pads_begin: list[int], pads_end: list[int], post_ops: list[tuple]):
-        self.lib, self.post_ops = lib, post_ops
-        n, c, h, wd = in_shape
-        _, o, oh, ow = out_shape
-        # the source as channels-last (between convolutions) or NCHW (a model input): one primitive each
-        # oneDNN objects this layer made, destroyed when it is collected: (kind, handle)
+    def __init__(self, lib: Library, post_ops: list[tuple] | None = None):
+        self.lib = lib
+        # oneDNN objects this primitive made, destroyed when it is collected: (kind, handle)
         self._owned: list[tuple[str, ctypes.c_void_p]] = []
         weakref.finalize(self, _destroy, lib, self._owned)
-        self.src_mds = {True: self._own("memory_desc", lib.md(in_shape, (h * wd * c, 1, wd * c, c))),
-                        False: self._own("memory_desc", lib.md(in_shape, (c * h * wd, h * wd, wd, 1)))}
-        self.dst_md = self._own("memory_desc", lib.md(out_shape, (oh * ow * o, 1, ow * o, o)))
-        k = w.shape[2:]
-        wdims = (o, c, *k) if groups == 1 else (groups, o // groups, c // groups, *k)
-        self.w_plain = np.ascontiguousarray(w, np.float32).reshape(wdims)
-        self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
-        self.geometry = (strides, [d - 1 for d in dilations], pads_begin, pads_end)
-        self.wdims = wdims
-        self._by_threads: dict[tuple[int, bool], tuple[Any, ...]] = {}
+        # a binary post-op's operand may come as a layout (dims, strides, type): its memory descriptor here
+        self.post_ops = [("binary", op[1], self.md(*op[2])) if op[0] == "binary" and isinstance(op[2], tuple)
+                         else op for op in post_ops or ()]
+        self._instances: dict[Any, tuple[Any, ...]] = {}
         self._lock = threading.Lock()
         # (thread id, key) -> the bound call (see :meth:`bound`)
-        self._calls: dict[tuple[int, tuple[int, bool]], Callable[[int, int], None]] = {}
-        self._weights: list[tuple[ctypes.c_void_p, ctypes.c_void_p]] = []  # (layout, reordered filters)
+        self._calls: dict[tuple[int, Any], Callable[..., None]] = {}
 
     def _own(self, kind: str, handle: ctypes.c_void_p) -> ctypes.c_void_p:
         self._owned.append((kind, handle))
         return handle
+
+    def md(self, dims: tuple[int, ...], strides: tuple[int, ...] | None, dtype: int = F32) -> ctypes.c_void_p:
+        """A memory descriptor this primitive owns (``strides`` None: the ``any`` layout)."""
+        return self._own("memory_desc", self.lib.md(tuple(dims), strides, dtype))
+
+    def _descriptor(self, key: Any, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        raise NotImplementedError
+
+    def _runtime(self, key: Any) -> list[tuple[int, ctypes.c_void_p]]:
+        raise NotImplementedError
+
+    def _constants(self, pd: ctypes.c_void_p) -> list[tuple[int, ctypes.c_void_p]]:
+        del pd
+        return []
+
+    def binary_args(self) -> list[tuple[int, ctypes.c_void_p]]:
+        """The runtime (argument, memory descriptor) pairs of the binary post-ops' second operands."""
+        return [(ARG_POST_OP_BASE * (i + 1) | ARG_SRC_1, op[2]) for i, op in enumerate(self.post_ops)
+                if op[0] == "binary"]
 
     def _attr(self) -> ctypes.c_void_p:
         lib = self.lib
@@ -172,6 +188,8 @@ class Conv2d:
         for op in self.post_ops:
             if op[0] == "sum":
                 lib.check(lib.lib.dnnl_post_ops_append_sum(po, ctypes.c_float(1.0), 0, 0), "append_sum")
+            elif op[0] == "binary":
+                lib.check(lib.lib.dnnl_post_ops_append_binary(po, op[1], op[2]), "append_binary")
             else:
                 lib.check(lib.lib.dnnl_post_ops_append_eltwise(po, op[1], ctypes.c_float(op[2]),
                                                                ctypes.c_float(op[3])), "append_eltwise")
@@ -180,75 +198,82 @@ class Conv2d:
         lib.check(lib.lib.dnnl_primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER), "set_scratchpad_mode")
         return attr
 
-    def _create(self, channels_last: bool) -> tuple[Any, ...]:
-        """(primitive, weights memory, bias memory, impl name, scratchpad md) for a thread count and source
-        layout."""
+    def _create(self, key: Any) -> tuple[Any, ...]:
+        """(primitive, constant arguments, impl name, scratchpad md) for ``key``."""
         lib = self.lib
-        w_any = self._own("memory_desc", lib.md(self.wdims, None))
-        b_md = self._own("memory_desc", lib.md((self.bias.shape[0],), (1,))) if self.bias is not None else None
-        strides, dil, pl, pr = self.geometry
-        pd = ctypes.c_void_p()
-        lib.check(lib.lib.dnnl_convolution_forward_primitive_desc_create(
-            ctypes.byref(pd), lib.engine, _FWD_INFERENCE, _CONV_DIRECT, self.src_mds[channels_last], w_any, b_md,
-            self.dst_md,
-            Dims(*strides), Dims(*dil), Dims(*pl), Dims(*pr), self._attr()), "convolution_primitive_desc_create")
+        pd = self._own("primitive_desc", self._descriptor(key, self._attr()))
         prim = ctypes.c_void_p()
-        self._own("primitive_desc", pd)
         lib.check(lib.lib.dnnl_primitive_create(ctypes.byref(prim), pd), "primitive_create")
         self._own("primitive", prim)
         impl = ctypes.c_char_p()
         lib.lib.dnnl_primitive_desc_query(pd, _Q_IMPL_INFO, 0, ctypes.byref(impl))
-        w_md = ctypes.c_void_p(lib.lib.dnnl_primitive_desc_query_md(pd, _Q_WEIGHTS_MD, 0))
-        # primitives for other thread counts often want the same filter layout: share one reordered copy
-        w_mem = next((mem for md, mem in self._weights if lib.lib.dnnl_memory_desc_equal(md, w_md)), None)
-        if w_mem is None:
-            w_mem = self._reordered(w_md)
-            self._weights.append((w_md, w_mem))
-        b_mem = self._own("memory", lib.memory(b_md, self.bias.ctypes.data)) if self.bias is not None else None
         scratch_md = ctypes.c_void_p(lib.lib.dnnl_primitive_desc_query_md(pd, _Q_SCRATCHPAD_MD, 0))
-        return prim, w_mem, b_mem, (impl.value or b"").decode(), scratch_md
+        return prim, self._constants(pd), (impl.value or b"").decode(), scratch_md
 
-    def bound(self, key: tuple[int, bool]) -> Callable[[int, int], None]:
-        """A call ``(src_ptr, dst_ptr)`` for (thread count, channels-last source) on this thread: memory objects
-        and the stream are per thread, since a call points them at its own buffers."""
-        prim, w_mem, b_mem, _, scratch_md = self.instance(key)
+    def instance(self, key: Any) -> tuple[Any, ...]:
+        inst = self._instances.get(key)
+        if inst is None:
+            with self._lock:
+                inst = self._instances.get(key)
+                if inst is None:
+                    inst = self._instances[key] = self._create(key)
+        return inst
+
+    def impl_name(self, key: Any) -> str:
+        """oneDNN's implementation for ``key``, e.g. ``brgconv_1x1:avx512_core_bf16`` (made now if new)."""
+        return self.instance(key)[2]
+
+    def bound(self, key: Any) -> Callable[..., None]:
+        """A call ``(*addresses)`` for ``key`` on this thread: memory objects and the stream are per thread,
+        since a call points them at its own buffers."""
+        prim, constants, _, scratch_md = self.instance(key)
         lib = self.lib
-        src = self._own("memory", lib.memory(self.src_mds[key[1]], 0))
-        dst = self._own("memory", lib.memory(self.dst_md, 0))
-        entries = [(ARG_SRC, src), (ARG_WEIGHTS, w_mem), (ARG_DST, dst)]
+        mems = [self._own("memory", lib.memory(md, 0)) for _, md in self._runtime(key)]
+        entries = [(arg, mem) for (arg, _), mem in zip(self._runtime(key), mems, strict=True)] + constants
         if scratch_md.value:
             entries.append((ARG_SCRATCHPAD, self._own("memory", lib.memory(scratch_md))))  # this thread's
-        if b_mem is not None:
-            entries.append((ARG_BIAS, b_mem))
         args = (_ExecArg * len(entries))(*[_ExecArg(a, m.value) for a, m in entries])
         nargs, stream = len(entries), lib.stream()
         set_handle, execute = lib.lib.dnnl_memory_set_data_handle, lib.lib.dnnl_primitive_execute
+        name = type(self).__name__
 
-        def run(src_ptr: int, dst_ptr: int) -> None:
+        def run(*addresses: int) -> None:
             # OpenMP runtime: execution is synchronous, no stream wait needed
+            for mem, address in zip(mems, addresses):  # noqa: B905 - callers pass one address per buffer
+                if set_handle(mem, address):
+                    raise DnnlError(f"oneDNN {name}: setting a buffer failed")
+            if execute(prim, stream, nargs, args):
+                raise DnnlError(f"oneDNN {name} execution failed")
+
+        if len(mems) != 2:
+            return run
+        src, dst = mems
+
+        def run2(src_ptr: int, dst_ptr: int) -> None:  # the common case, without the loop (~0.4 us a call)
             if set_handle(src, src_ptr) or set_handle(dst, dst_ptr) or execute(prim, stream, nargs, args):
-                raise DnnlError("oneDNN convolution execution failed")
+                raise DnnlError(f"oneDNN {name} execution failed")
 
-        return run
+        return run2
 
-    def __call__(self, key: tuple[int, bool], src_ptr: int, dst_ptr: int) -> None:
-        """Run on the buffers at ``src_ptr`` / ``dst_ptr`` (the shapes given at creation; the destination
-        channels-last, the source as ``key`` says)."""
+    def __call__(self, key: Any, src: int, dst: int, *more: int) -> None:
+        """Run on the buffers at the given addresses (those of :meth:`_runtime`, in order)."""
         run = self._calls.get((threading.get_ident(), key))
         if run is None:
             run = self._calls[(threading.get_ident(), key)] = self.bound(key)
-        run(src_ptr, dst_ptr)
+        if more:
+            run(src, dst, *more)
+        else:
+            run(src, dst)  # most primitives: no argument packing (a convolution call is ~12 us in all)
 
-    def _reordered(self, w_md: ctypes.c_void_p) -> ctypes.c_void_p:
-        """The filters in the primitive's layout (a oneDNN-owned buffer), reordered once."""
+    def reordered(self, plain: np.ndarray, md: ctypes.c_void_p) -> ctypes.c_void_p:
+        """``plain`` (f32, any strides) in the layout and type of ``md``, in a oneDNN-owned buffer (done once)."""
         lib = self.lib
-        plain = self.w_plain
-        strides = tuple(s // plain.itemsize for s in plain.strides)
-        src_md = self._own("memory_desc", lib.md(plain.shape, strides))
+        plain = np.ascontiguousarray(plain, np.float32)
+        src_md = self.md(plain.shape, tuple(s // plain.itemsize for s in plain.strides))
         src = self._own("memory", lib.memory(src_md, plain.ctypes.data))
-        dst = self._own("memory", lib.memory(w_md))  # the reordered filters, in a oneDNN-allocated buffer
+        dst = self._own("memory", lib.memory(md))
         rpd, rprim = ctypes.c_void_p(), ctypes.c_void_p()
-        lib.check(lib.lib.dnnl_reorder_primitive_desc_create(ctypes.byref(rpd), src_md, lib.engine, w_md,
+        lib.check(lib.lib.dnnl_reorder_primitive_desc_create(ctypes.byref(rpd), src_md, lib.engine, md,
                                                             lib.engine, None), "reorder_primitive_desc_create")
         self._own("primitive_desc", rpd)
         lib.check(lib.lib.dnnl_primitive_create(ctypes.byref(rprim), rpd), "reorder_primitive_create")
@@ -257,17 +282,60 @@ class Conv2d:
         lib.execute(rprim, args, 2)
         return dst
 
-    def instance(self, key: tuple[int, bool]) -> tuple[Any, ...]:
-        inst = self._by_threads.get(key)
-        if inst is None:
-            with self._lock:
-                inst = self._by_threads.get(key)
-                if inst is None:
-                    inst = self._by_threads[key] = self._create(key[1])
-        return inst
 
-    def impl_name(self, key: tuple[int, bool]) -> str:
-        return self.instance(key)[3]
+class Conv2d(Primitive):
+    """One 2-D convolution (channels-last destination; the source channels-last or NCHW, the key's second
+    item) with an f32 bias and post-ops, per thread count.
+
+    ``dtype`` (:data:`F32` or :data:`BF16`) is that of the source, filters and destination. Keys are
+    ``(threads, channels_last_source)``; a call passes ``(src, dst)`` addresses.
+    """
+
+    def __init__(self, lib: Library, w: np.ndarray, bias: np.ndarray | None, groups: int,
+                 in_shape: tuple[int, ...], out_shape: tuple[int, ...], strides: list[int],
+                 dilations: list[int], pads_begin: list[int], pads_end: list[int], post_ops: list[tuple],
+                 dtype: int = F32):
+        super().__init__(lib, post_ops)
+        self.dtype = dtype
+        n, c, h, wd = in_shape
+        _, o, oh, ow = out_shape
+        self.src_mds = {True: self.md(in_shape, (h * wd * c, 1, wd * c, c), dtype),
+                        False: self.md(in_shape, (c * h * wd, h * wd, wd, 1), dtype)}
+        self.dst_md = self.md(out_shape, (oh * ow * o, 1, ow * o, o), dtype)
+        k = w.shape[2:]
+        self.wdims = (o, c, *k) if groups == 1 else (groups, o // groups, c // groups, *k)
+        self.w_plain = np.ascontiguousarray(w, np.float32).reshape(self.wdims)
+        self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
+        self.geometry = (strides, [d - 1 for d in dilations], pads_begin, pads_end)
+        self._weights: list[tuple[ctypes.c_void_p, ctypes.c_void_p]] = []  # (layout, reordered filters)
+
+    def _descriptor(self, key: tuple[int, bool], attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib = self.lib
+        w_any = self.md(self.wdims, None, self.dtype)
+        b_md = self.md((self.bias.shape[0],), (1,)) if self.bias is not None else None
+        strides, dil, pl, pr = self.geometry
+        pd = ctypes.c_void_p()
+        lib.check(lib.lib.dnnl_convolution_forward_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, _FWD_INFERENCE, _CONV_DIRECT, self.src_mds[key[1]], w_any, b_md,
+            self.dst_md, Dims(*strides), Dims(*dil), Dims(*pl), Dims(*pr), attr), "convolution_primitive_desc_create")
+        return pd
+
+    def _runtime(self, key: tuple[int, bool]) -> list[tuple[int, ctypes.c_void_p]]:
+        return [(ARG_SRC, self.src_mds[key[1]]), (ARG_DST, self.dst_md)]
+
+    def _constants(self, pd: ctypes.c_void_p) -> list[tuple[int, ctypes.c_void_p]]:
+        lib = self.lib
+        w_md = ctypes.c_void_p(lib.lib.dnnl_primitive_desc_query_md(pd, _Q_WEIGHTS_MD, 0))
+        # primitives for other thread counts often want the same filter layout: share one reordered copy
+        w_mem = next((mem for md, mem in self._weights if lib.lib.dnnl_memory_desc_equal(md, w_md)), None)
+        if w_mem is None:
+            w_mem = self.reordered(self.w_plain, w_md)
+            self._weights.append((w_md, w_mem))
+        out = [(ARG_WEIGHTS, w_mem)]
+        if self.bias is not None:
+            b_md = self.md((self.bias.shape[0],), (1,))
+            out.append((ARG_BIAS, self._own("memory", lib.memory(b_md, self.bias.ctypes.data))))
+        return out
 
     def takes_nchw(self, threads: int) -> bool:
         """Whether oneDNN has an optimized primitive for an NCHW source (else callers make the source
@@ -276,6 +344,16 @@ class Conv2d:
             return not self.impl_name((threads, False)).startswith("ref")
         except DnnlError:
             return False
+
+
+def optimized_impl(primitive: Primitive, key: Any) -> str | None:
+    """The implementation oneDNN picks for ``key`` (made now), or None where it has none or only its reference
+    one (``ref:any``, e.g. bf16 on a CPU without AVX-512): callers then keep their PyTorch path."""
+    try:
+        impl = primitive.impl_name(key)
+    except DnnlError:
+        return None
+    return None if impl.startswith("ref") else impl
 
 
 # the order objects are destroyed in: users before what they use

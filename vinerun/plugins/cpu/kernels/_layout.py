@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from vinerun.ir.node import Node
-from vinerun.plugins.cpu.kernels._torch import to_torch
+from vinerun.plugins.cpu.kernels._torch import strided_view, to_torch
 
 #: op types whose kernels read a channels-last array without a copy
 CHANNELS_LAST_READERS = frozenset({"FusedConvolution", "Convolution", "GroupConvolution", "MaxPool", "AvgPool"})
@@ -26,7 +26,7 @@ def keeps_channels_last(node: Node) -> bool:
 
 
 def strided_torch(a: np.ndarray) -> torch.Tensor:
-    """A zero-copy tensor with ``a``'s strides (channels-last stays so) where NumPy allows it, else a copy."""
-    if a.flags.writeable and a.dtype == np.float32 and all(s >= 0 for s in a.strides):
-        return torch.from_numpy(a)
-    return to_torch(a)
+    """A zero-copy tensor with ``a``'s strides (channels-last stays so) where NumPy allows it (f32, bf16),
+    else a copy."""
+    t = strided_view(a)
+    return to_torch(a) if t is None else t

@@ -3,6 +3,7 @@ checks kernel factories share."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import ml_dtypes
@@ -24,18 +25,42 @@ def torch_ok(*arrays: Any) -> bool:
 
 
 def to_torch(a: np.ndarray) -> torch.Tensor:
+    """A C-contiguous tensor sharing ``a``'s memory where it is writable and contiguous, else a copy."""
+    bf16 = a.dtype == _BF16
+    if bf16:
+        a = a.view(np.int16)  # NumPy copies its own int16 faster than ml_dtypes' bfloat16
     if not a.flags.writeable or not a.flags.c_contiguous:
         # torch needs writable, contiguous memory; np.ascontiguousarray would make 0-d arrays 1-d
         a = np.array(a, copy=True, order="C")
-    if a.dtype == _BF16:
-        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(a)
+    return torch.from_numpy(a).view(torch.bfloat16) if bf16 else torch.from_numpy(a)
 
 
 def to_numpy(t: torch.Tensor) -> np.ndarray:
     if t.dtype == torch.bfloat16:
         return t.contiguous().view(torch.int16).numpy().view(_BF16)
     return t.numpy()
+
+
+def strided_numpy(t: torch.Tensor) -> np.ndarray:
+    """``t`` as an array with its strides (a channels-last tensor stays so), bf16 included, without a copy."""
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(_BF16)
+    return t.numpy()
+
+
+def strided_view(a: np.ndarray) -> torch.Tensor | None:
+    """A zero-copy tensor with ``a``'s strides (a torch dtype, writable, non-negative strides), else None."""
+    if not a.flags.writeable or a.dtype not in TORCH_DTYPES or any(s < 0 for s in a.strides):
+        return None
+    if a.dtype == _BF16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+@functools.cache
+def mkldnn_bf16() -> bool:
+    """Whether ATen's oneDNN ops take bf16 on this CPU (AVX-512 or newer; they raise on others)."""
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 def float_inputs(node: Node, *indices: int) -> bool:

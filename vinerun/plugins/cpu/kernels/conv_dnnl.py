@@ -1,4 +1,4 @@
-"""2-D f32 convolutions through the direct oneDNN binding (:mod:`._dnnl`): primitive made once, a call
+"""2-D f32 and bf16 convolutions through the direct oneDNN binding (:mod:`._dnnl`): primitive made once, a call
 only executes it on the input and a fresh channels-last output.
 
 Post-ops run inside the primitive: bias, the activation before the residual sum, the sum (the residual is
@@ -9,6 +9,7 @@ exact match for, or a missing binding, leave the node to the PyTorch path of :mo
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,9 +17,9 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import ELTWISE, Conv2d, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Conv2d, library, optimized_impl
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
-from vinerun.plugins.cpu.kernels._torch import to_torch
+from vinerun.plugins.cpu.kernels._torch import strided_numpy, to_torch
 from vinerun.plugins.cpu.streams import _thread_local_setters
 
 
@@ -44,10 +45,12 @@ def eltwise(node: Node, beta: np.ndarray | None) -> tuple[str, int, float, float
 
 def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: list[int], pads: list[int],
                      strides: list[int], dilations: list[int]) -> Kernel | None:
-    """The direct-oneDNN kernel for a 2-D f32 (Fused)Convolution, or None (no binding, an unmapped post-op)."""
+    """The direct-oneDNN kernel for a 2-D f32 or bf16 (Fused)Convolution (the data type of input 0), or None
+    (no binding, an unmapped post-op)."""
     lib = library()
     out = node.get_output_partial_shape(0)
-    if lib is None or not out.is_static():
+    dt = node.get_input_element_type(0).to_dtype()
+    if lib is None or not out.is_static() or dt.name not in DATA_TYPES:
         return None
     post_ops: list[tuple] = []
     for act in (parts.pre, "sum" if parts.sum_index is not None else None, parts.post):
@@ -65,22 +68,28 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
         b = node.const_input(parts.bias_index)
         bias = np.broadcast_to(b.reshape(-1), (w.shape[0],))
     out_shape = tuple(int(d) for d in out.to_shape())
-    conv = Conv2d(lib, w, bias, groups, tuple(size), out_shape, strides, dilations, pads, pads, post_ops)
+    conv = Conv2d(lib, w, bias, groups, tuple(size), out_shape, strides, dilations, pads, pads, post_ops,
+                  DATA_TYPES[dt.name])
     current = torch.get_num_threads()
-    impl = conv.impl_name((current, True))  # made now: errors show at compile time
+    if dt.name == "float32":
+        impl: str | None = conv.impl_name((current, True))  # made now: errors show at compile time
+    else:
+        impl = optimized_impl(conv, (current, True))  # bf16 without a fast primitive: the PyTorch path
+        if impl is None:
+            return None
     keep_cl = keeps_channels_last(node)
-    # a model input arrives NCHW: a primitive for that layout saves a copy (when oneDNN has a fast one)
-    nchw_ok = node.input_value(0).node.type_name == "Parameter" and conv.takes_nchw(current)
+    # a model input arrives NCHW (also through the precision pass's Convert): a primitive for that layout saves
+    # a copy (when oneDNN has a fast one)
+    nchw_ok = _model_input(node.input_value(0).node) and conv.takes_nchw(current)
     if current > 1:
-        _prepare_one_thread(conv, nchw_ok)
+        prepare_one_thread(lambda: (conv.instance((1, True)), nchw_ok and conv.takes_nchw(1)))
     n, o, oh, ow = out_shape
     s_index = parts.sum_index
     threads = torch.get_num_threads
-    f32 = np.dtype(np.float32)
-
     c, h, wd = size[1:]
-    cl_strides = (h * wd * c * 4, 4, wd * c * 4, c * 4)
-    out_strides = (oh * ow * o * 4, ow * o * 4, o * 4, 4)  # of the NHWC view of a channels-last output
+    b = dt.itemsize
+    cl_strides = (h * wd * c * b, b, wd * c * b, c * b)
+    out_strides = (oh * ow * o * b, ow * o * b, o * b, b)  # of the NHWC view of a channels-last output
     inplace = False
 
     def enable_inplace() -> None:
@@ -89,21 +98,21 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
 
     def run(inputs: list) -> list:
         x = inputs[0]
-        if x.dtype != f32:
-            x = x.astype(f32)
+        if x.dtype != dt:
+            x = x.astype(dt)
         cl = x.strides == cl_strides
         if not cl and not (nchw_ok and x.flags.c_contiguous):
             # to channels-last with ATen's copy, which runs on the intra-op threads (NumPy's on one)
-            x = to_torch(x).contiguous(memory_format=torch.channels_last).numpy()
+            x = strided_numpy(to_torch(x).contiguous(memory_format=torch.channels_last))
             cl = True
         if s_index is None:
-            y = np.empty((n, oh, ow, o), f32)
+            y = np.empty((n, oh, ow, o), dt)
         else:
             residual = inputs[s_index].transpose(0, 2, 3, 1)
-            if inplace and residual.strides == out_strides and residual.dtype == f32 and residual.flags.writeable:
+            if inplace and residual.strides == out_strides and residual.dtype == dt and residual.flags.writeable:
                 y = residual  # the plan says no one reads it after this node: accumulate into it
             else:
-                y = np.empty((n, oh, ow, o), f32)
+                y = np.empty((n, oh, ow, o), dt)
                 np.copyto(y, residual)
         conv((threads(), cl), x.ctypes.data, y.ctypes.data)
         y = y.transpose(0, 3, 1, 2)
@@ -117,18 +126,23 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
     return kernel
 
 
-def _prepare_one_thread(conv: Conv2d, nchw: bool) -> None:
-    """Make the 1-thread primitives now too: the thread governor (:mod:`..thread_governor`) probes 1 thread
-    under load, and a probe that first built 50 primitives would look slow. oneDNN sizes a primitive for the
-    calling thread's OpenMP count, so this thread runs at 1 for the duration."""
+def _model_input(node: Node) -> bool:
+    """A Parameter, or a Convert of one."""
+    if node.type_name == "Convert":
+        node = node.input_value(0).node
+    return node.type_name == "Parameter"
+
+
+def prepare_one_thread(make: Callable[[], Any]) -> None:
+    """Call ``make`` (which makes a layer's 1-thread primitives) with this thread at 1 OpenMP thread: the thread
+    governor (:mod:`..thread_governor`) probes 1 thread under load, and a probe that first built 50 primitives
+    would look slow. oneDNN sizes a primitive for the calling thread's OpenMP count."""
     omp, _ = _thread_local_setters()
     if omp is None:
         return
     before = torch.get_num_threads()
     omp(ctypes.c_int(1))
     try:
-        conv.instance((1, True))
-        if nchw:
-            conv.takes_nchw(1)
+        make()
     finally:
         omp(ctypes.c_int(before))

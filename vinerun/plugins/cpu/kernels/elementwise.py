@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import FLOAT_TYPES, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.convert_dnnl import dnnl_convert_kernel
 
 # integer types whose ATen arithmetic wraps exactly like NumPy's
 _INT = ("i8", "u8", "i16", "i32", "i64")
@@ -227,6 +228,9 @@ def convert(node: Node) -> Kernel | None:
     Into floats from any ATen type; between integers (two's complement wrap); float -> integer up to
     32 bits (truncate, NaN -> 0, clamp to the range: done in f64, where those bounds are exact).
     """
+    direct = dnnl_convert_kernel(node)  # f32 <-> bf16, static shapes
+    if direct is not None:
+        return direct
     src = _types(node)[0]
     dst = node.get_output_element_type(0).get_type_name()
     if src not in _TORCH_TYPES or dst not in _TORCH_TYPES or dst == "boolean":

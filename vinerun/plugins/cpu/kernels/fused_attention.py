@@ -2,7 +2,8 @@
 
 Inputs named in the node's ``split`` arrive as ``[B, S, H*D]`` (possibly strided, e.g. the parts of a
 VariadicSplit) and are viewed as ``[B, H, S, D]`` without a copy; a merged output is written back as
-``[B, S, H*D]`` in one copy. float16 computes in float32 (no native CPU half kernels).
+``[B, S, H*D]`` in one copy. float16 computes in float32 (no native CPU half kernels); bfloat16 runs oneDNN
+directly (:mod:`.attention_dnnl`), with this ATen path as its fallback.
 """
 
 from __future__ import annotations
@@ -13,17 +14,17 @@ import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._torch import float_inputs, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels._torch import float_inputs, strided_view, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.attention_dnnl import dnnl_attention_run
 
 
 def _head_view(a: np.ndarray, heads: int) -> torch.Tensor:
     """``[B, S, H*D]`` as a ``[B, H, S, D]`` view; a strided input (a VariadicSplit's part) is not copied."""
-    t = torch.from_numpy(a) if a.flags.writeable and a.dtype in _VIEWABLE and a.strides[-1] == a.itemsize \
-        else to_torch(a)
+    t = strided_view(a) if a.strides[-1] == a.itemsize else None
+    if t is None:
+        t = to_torch(a)
     b, s, e = t.shape
     return t.view(b, s, heads, e // heads).transpose(1, 2)
-
-_VIEWABLE = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
 
 
 @cpu_kernel("FusedAttention")
@@ -48,4 +49,5 @@ def fused_attention(node: Node) -> Kernel | None:
             y = y.transpose(1, 2).reshape(b, s, h * d)
         return [to_numpy(y.to(dtype).contiguous())]
 
-    return Kernel(run, "aten_sdpa_fused")
+    direct = dnnl_attention_run(node, run)  # bf16: oneDNN primitives, ATen as the fallback
+    return Kernel(run, "aten_sdpa_fused") if direct is None else Kernel(direct, "onednn_attention")

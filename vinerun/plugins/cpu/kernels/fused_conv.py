@@ -1,6 +1,6 @@
 """The FusedConvolution kernel: oneDNN convolution with bias, activation and residual sum as post-ops.
 
-Fast path (2-D, f32, constant filters, static pads): filters reordered once at compile time by
+Fast path (2-D, f32 or bf16, constant filters, static pads): filters reordered once at compile time by
 ``torch.ops.mkldnn._reorder_convolution_weight``, then ``torch.ops.mkldnn._convolution_pointwise`` with the
 activation as a unary post-op and the residual as a binary "add" post-op (followed by an optional ReLU). The
 output stays channels-last (an NCHW-shaped array with NHWC strides) when every reader takes that
@@ -19,13 +19,15 @@ import torch.nn.functional as F
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last, strided_torch
-from vinerun.plugins.cpu.kernels._torch import float_node, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels._torch import float_node, mkldnn_bf16, strided_numpy, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.conv import spatial_count, torch_pad
 from vinerun.plugins.cpu.kernels.conv1d import conv1d_matmul_kernel
 from vinerun.plugins.cpu.kernels.conv_dnnl import dnnl_conv_kernel
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _MKLDNN = torch.ops.mkldnn
+#: element types of the prepacked path, and the torch dtype of its filters
+_PREPACKED = {"f32": torch.float32, "bf16": torch.bfloat16}
 Act = Callable[[torch.Tensor], torch.Tensor]
 
 
@@ -122,7 +124,8 @@ class _PackedWeights:
 
 def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
     """The prepacked oneDNN path, or None when the node does not fit it."""
-    if spatial_count(node) != 2 or node.get_input_element_type(0).get_type_name() != "f32":
+    et = node.get_input_element_type(0).get_type_name()
+    if spatial_count(node) != 2 or et not in _PREPACKED or (et == "bf16" and not mkldnn_bf16()):
         return None
     w = node.const_input(1)
     xshape = node.get_input_partial_shape(0)
@@ -140,11 +143,13 @@ def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
     direct = dnnl_conv_kernel(node, parts, w, groups, size, pb, strides, dilations)
     if direct is not None:
         return direct
-    packed = _PackedWeights(torch.from_numpy(np.array(w, np.float32)), pb, strides, dilations, groups, size)
+    dtype = _PREPACKED[et]
+    packed = _PackedWeights(torch.from_numpy(np.array(w, np.float32)).to(dtype), pb, strides, dilations, groups,
+                            size)
     bias = None
     if parts.bias_index is not None:
         b = node.const_input(parts.bias_index)
-        bias = torch.from_numpy(np.array(np.broadcast_to(b.reshape(-1), (w.shape[0],)), np.float32))
+        bias = torch.from_numpy(np.array(np.broadcast_to(b.reshape(-1), (w.shape[0],)), np.float32)).to(dtype)
     geometry = (pb, strides, dilations, groups)
     pre = None if parts.pre is None else _onednn_attr(parts.pre, parts.beta.get(id(parts.pre)))
     pre_fn = parts.act(parts.pre) if pre is None else None
@@ -156,7 +161,7 @@ def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
     cl = torch.channels_last
 
     def finish(y: torch.Tensor) -> list:
-        return [y.numpy() if keep_cl else y.contiguous().numpy()]
+        return [strided_numpy(y) if keep_cl else to_numpy(y.contiguous())]
 
     if binary:
         unary = "relu" if parts.post is not None else None
@@ -197,7 +202,9 @@ def _aten_kernel(node: Any, parts: _Parts) -> Kernel:
         if grouped:
             groups = w.shape[0]
             w = w.reshape(-1, *w.shape[2:])
-        bias = None if b_index is None else to_torch(inputs[b_index]).reshape(-1).expand(w.shape[0]).contiguous()
+        bias = None
+        if b_index is not None:  # a bf16 node's bias stays f32 (the precision pass): as the data's type
+            bias = to_torch(inputs[b_index]).to(x.dtype).reshape(-1).expand(w.shape[0]).contiguous()
         pb, pe = node.explicit_pads(list(x.shape[2:]), list(w.shape[2:]))
         if pb == pe and min(pb) >= 0:
             padding = pb

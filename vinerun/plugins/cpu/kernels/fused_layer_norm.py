@@ -1,6 +1,7 @@
 """The FusedLayerNorm kernel: ``torch.nn.functional.layer_norm`` over the last axis with gamma and beta.
 
-f16 and bf16 compute in f32 and round once at the end.
+bf16 runs ATen's mixed-type kernel (bf16 in and out, f32 gamma/beta and statistics); f16 computes in f32
+and rounds once at the end.
 """
 
 from __future__ import annotations
@@ -9,23 +10,24 @@ import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._torch import float_node, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels._torch import FLOAT_TYPES, to_numpy, to_torch
 
 
 @cpu_kernel("FusedLayerNorm")
 def fused_layer_norm(node: Node) -> Kernel | None:
     gamma, beta = node.const_input(1), node.const_input(2)
-    if not float_node(node, 1) or gamma is None or beta is None:
+    et = node.get_input_element_type(0).get_type_name()
+    if et not in FLOAT_TYPES or gamma is None or beta is None:
         return None
-    wide = node.get_input_element_type(0).get_type_name() in ("f16", "bf16")
     g, b = to_torch(gamma), to_torch(beta)
-    if wide:
+    if et in ("f16", "bf16"):  # f32 scales (the precision pass keeps them so; a bf16 model's are widened)
         g, b = g.float(), b.float()
     shape, eps = (int(gamma.shape[0]),), float(node.eps)
+    widen = et == "f16"
 
     def run(inputs: list) -> list:
         x = to_torch(inputs[0])
-        if wide:
+        if widen:
             return [to_numpy(F.layer_norm(x.float(), shape, g, b, eps).to(x.dtype))]
         return [to_numpy(F.layer_norm(x, shape, g, b, eps))]
 

@@ -1,8 +1,10 @@
 """The FusedMatMul kernel: oneDNN inner product with the weight prepacked once, bias and activation fused.
 
-Fast path (f32, contiguous input): ``torch.ops.mkldnn._linear_pointwise`` on a weight reordered by
-``torch.ops.mkldnn._reorder_linear_weight`` (one copy per intra-op thread count), with the bias and, where
-oneDNN has it, the activation as post-ops; other activations and the residual sum run in place after it.
+Fast path (f32 or bf16): ``torch.ops.mkldnn._linear_pointwise`` on a weight reordered by
+``torch.ops.mkldnn._reorder_linear_weight`` (one copy per intra-op thread count), with the (f32) bias and,
+where oneDNN has it, the activation as post-ops; other activations and the residual sum run in place after it.
+In f32 only ReLU is fused (see below); bf16 fuses every activation oneDNN has (GELU, ...): there a separate
+ATen pass over the output costs more than the post-op.
 On CPUs without AVX-512 the f32 path is MKL's ``addmm`` instead: measured on a 2-core AVX2 EPYC, 1 thread,
 BERT's [128, 384] x [384, 384 / 1536] and [128, 1536] x [1536, 384] shapes run at ~88 GFLOPS in ``addmm``
 against ~79 in oneDNN's inner product (on 2 threads they tie). Other float types run ``torch.matmul`` with
@@ -19,8 +21,9 @@ import torch
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.device_info import cpu_flags
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._torch import float_node, to_numpy, to_torch
-from vinerun.plugins.cpu.kernels.fused_conv import _Parts
+from vinerun.plugins.cpu.kernels._torch import float_node, mkldnn_bf16, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.fused_conv import _onednn_attr, _Parts
+from vinerun.plugins.cpu.kernels.matmul_dnnl import dnnl_linear_kernel
 
 _MKLDNN = torch.ops.mkldnn
 #: the exec type of the f32 path on this CPU (profiling reports it)
@@ -57,19 +60,30 @@ def _bias(node: Any, parts: _Parts, n: int, dtype: np.dtype) -> np.ndarray | Non
     return np.array(np.broadcast_to(b.reshape(-1), (n,)), dtype)
 
 
+def _post_op(parts: _Parts, bf16: bool) -> tuple[str, list[Any], str] | None:
+    """The activation before the sum as a oneDNN post-op (attr, scalars, algorithm), where it is fused."""
+    if parts.pre is None:
+        return None
+    if bf16:
+        return _onednn_attr(parts.pre, parts.beta.get(id(parts.pre)))
+    attr = _POST_OPS.get(parts.pre.type_name)
+    return None if attr is None else (attr, [], "")
+
+
 def _onednn_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
-    """The prepacked oneDNN path for f32 (None when the node does not fit it)."""
-    if node.get_input_element_type(0).get_type_name() != "f32":
+    """The prepacked oneDNN path for f32 and bf16 (None when the node does not fit it)."""
+    et = node.get_input_element_type(0).get_type_name()
+    if et not in ("f32", "bf16") or (et == "bf16" and not mkldnn_bf16()):
         return None
     wt = np.array(w if node.transpose_b else w.T, np.float32, order="C")  # [N, K], a writable copy
     xshape = node.get_input_partial_shape(0)
     rows = int(np.prod([int(d) for d in xshape.to_shape()][:-1])) if xshape.is_static() else None
-    packed = _PackedLinearWeight(torch.from_numpy(wt), rows)
+    packed = _PackedLinearWeight(torch.from_numpy(wt).to(torch.bfloat16 if et == "bf16" else torch.float32), rows)
     b = _bias(node, parts, wt.shape[0], np.dtype(np.float32))
     bias = None if b is None else torch.from_numpy(b)
-    attr = _POST_OPS.get(parts.pre.type_name) if parts.pre is not None else None
-    act = None if attr is not None else parts.act(parts.pre)
-    attr = attr or "none"
+    fused = _post_op(parts, et == "bf16")
+    act = None if fused is not None else parts.act(parts.pre)
+    attr, scalars, algorithm = fused or ("none", [], "")
     linear = _MKLDNN._linear_pointwise
     residual = parts.sum_index
     post = parts.act(parts.post)
@@ -78,14 +92,14 @@ def _onednn_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
         x = to_torch(inputs[0])
         if not x.is_contiguous():
             x = x.contiguous()
-        y = linear(x, packed.get(), bias, attr, [], "")
+        y = linear(x, packed.get(), bias, attr, scalars, algorithm)
         if act is not None:
             y = act(y)
         if residual is not None:
             y = y.add_(to_torch(inputs[residual]))
             if post is not None:
                 y = post(y)
-        return [y.numpy()]
+        return [to_numpy(y)]
 
     return Kernel(run, "onednn_linear")
 
@@ -145,4 +159,13 @@ def fused_matmul(node: Node) -> Kernel | None:
     if w is None or w.ndim != 2 or not float_node(node):
         return None
     parts = _Parts(node)
-    return _mkl_kernel(node, parts, w) or _onednn_kernel(node, parts, w) or _aten_kernel(node, parts, w)
+    return (_direct_kernel(node, parts, w) or _mkl_kernel(node, parts, w) or _onednn_kernel(node, parts, w)
+            or _aten_kernel(node, parts, w))
+
+
+def _direct_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
+    """bf16 through the direct oneDNN binding (:mod:`.matmul_dnnl`), where it is installed."""
+    if node.get_input_element_type(0).get_type_name() != "bf16":
+        return None
+    kn = w.T if node.transpose_b else w
+    return dnnl_linear_kernel(node, parts, kn, _bias(node, parts, kn.shape[1], np.dtype(np.float32)))

@@ -1,7 +1,8 @@
 """Pooling kernels on ATen: MaxPool (values and indices) and AvgPool, 1-3-D, floats.
 
 ATen pads symmetrically by at most half the kernel and its ``ceil_mode`` is ``ceil_torch``; other
-cases either pad first (max pooling with ``floor``) or run the reference.
+cases either pad first (max pooling with ``floor``) or run the reference. bf16 2-D pooling runs oneDNN directly
+where it can (:mod:`.pool_dnnl`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import torch.nn.functional as F
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last, strided_torch
-from vinerun.plugins.cpu.kernels._torch import float_node, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels._torch import float_node, strided_numpy, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.conv import spatial_count, torch_pad
+from vinerun.plugins.cpu.kernels.pool_dnnl import dnnl_pool_kernel
 
 _MAX = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
 _AVG = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}
@@ -55,6 +57,9 @@ def unpad_indices(idx: torch.Tensor, padded: list[int], pb: list[int], sizes: li
 
 @cpu_kernel("MaxPool")
 def max_pool(node: Node) -> Kernel | None:
+    direct = dnnl_pool_kernel(node)
+    if direct is not None:
+        return direct
     n = spatial_count(node)
     if n not in _MAX or not float_node(node, 1) or node.rounding_type not in ("floor", "ceil_torch"):
         return None
@@ -80,7 +85,7 @@ def max_pool(node: Node) -> Kernel | None:
         ceil = node.rounding_type == "ceil_torch"
         if not wants_indices:  # nobody reads output 1: skip computing it
             y = pool(x, kernel, strides, padding, dilations, ceil)
-            return [to_numpy(y if keep_cl else y.contiguous()), None]
+            return [strided_numpy(y) if keep_cl else to_numpy(y.contiguous()), None]
         y, idx = pool(x, kernel, strides, padding, dilations, ceil, return_indices=True)
         if padded is not None:
             idx = unpad_indices(idx, padded, pb, sizes)
@@ -93,6 +98,9 @@ def max_pool(node: Node) -> Kernel | None:
 
 @cpu_kernel("AvgPool")
 def avg_pool(node: Node) -> Kernel | None:
+    direct = dnnl_pool_kernel(node)
+    if direct is not None:
+        return direct
     n = spatial_count(node)
     if n not in _AVG or not float_node(node, 1) or node.rounding_type not in ("floor", "ceil_torch"):
         return None

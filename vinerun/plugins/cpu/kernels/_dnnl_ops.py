@@ -1,0 +1,149 @@
+"""More oneDNN primitives on the binding of :mod:`._dnnl`: matrix product, softmax, pooling and reorder.
+
+Each is made once per thread count (the key) and called on raw buffer addresses, like
+:class:`~._dnnl.Conv2d`. A layout is ``(dims, element strides, data type)``; strides describe any view
+(a head split, a transposed operand, a channels-last tensor) without copies.
+
+>>> mm = MatMul(library(), ((128, 384), (384, 1), BF16), weights, ((128, 1536), (1536, 1), BF16))  # doctest: +SKIP
+>>> mm(threads, x.ctypes.data, y.ctypes.data)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from vinerun.plugins.cpu.kernels._dnnl import (
+    _FWD_INFERENCE,
+    _Q_WEIGHTS_MD,
+    ARG_BIAS,
+    ARG_DST,
+    ARG_SRC,
+    ARG_WEIGHTS,
+    F32,
+    Dims,
+    Library,
+    Primitive,
+)
+
+Layout = tuple[tuple[int, ...], tuple[int, ...], int]
+BINARY_ADD, SOFTMAX_ACCURATE, POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1FFF0, 0x30000, 0x1FF, 0x2FF, 0x3FF
+
+
+def dense(dims: tuple[int, ...], dtype: int) -> Layout:
+    """The C-contiguous layout of ``dims``."""
+    strides, step = [], 1
+    for d in reversed(dims):
+        strides.append(step)
+        step *= d
+    return tuple(dims), tuple(reversed(strides)), dtype
+
+
+def layout_of(a: np.ndarray, dtype: int) -> Layout:
+    """The layout of array ``a`` (its shape and element strides)."""
+    return a.shape, tuple(s // a.itemsize for s in a.strides), dtype
+
+
+class MatMul(Primitive):
+    """``dst = src @ weights + bias``, then the post-ops; 2-D or batched, any strides, broadcast batch dims.
+
+    ``weights`` is an f32 array (a constant: reordered once into the primitive's layout, of type
+    ``weights_type``) or a layout (a runtime argument). The bias is f32, broadcast over the rows. A call passes
+    ``(src, [weights,] dst, [binary operands...])`` addresses.
+    """
+
+    def __init__(self, lib: Library, src: Layout, weights: np.ndarray | Layout, dst: Layout,
+                 bias: np.ndarray | None = None, post_ops: list[tuple] | None = None, weights_type: int = F32):
+        super().__init__(lib, post_ops)
+        self.src_md, self.dst_md = self.md(*src), self.md(*dst)
+        self.constant = isinstance(weights, np.ndarray)
+        if isinstance(weights, np.ndarray):
+            self.w_plain = np.ascontiguousarray(weights, np.float32)
+            self.w_md = self.md(self.w_plain.shape, None, weights_type)
+        else:
+            self.w_md = self.md(*weights)
+        self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32).reshape(1, -1)
+        self.b_md = None
+        if self.bias is not None:
+            rows = (1,) * (len(dst[0]) - 1)
+            self.b_md = self.md(rows + (self.bias.shape[1],), (self.bias.shape[1],) * len(rows) + (1,))
+        self._w_mem: ctypes.c_void_p | None = None  # the reordered weights, in the layout of ``_w_md_chosen``
+        self._w_md_chosen: ctypes.c_void_p | None = None
+
+    def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib, pd = self.lib, ctypes.c_void_p()
+        lib.check(lib.lib.dnnl_matmul_primitive_desc_create(ctypes.byref(pd), lib.engine, self.src_md, self.w_md,
+                                                            self.b_md, self.dst_md, attr),
+                  "matmul_primitive_desc_create")
+        return pd
+
+    def _runtime(self, key: int) -> list[tuple[int, ctypes.c_void_p]]:
+        weights = [] if self.constant else [(ARG_WEIGHTS, self.w_md)]
+        return [(ARG_SRC, self.src_md), *weights, (ARG_DST, self.dst_md), *self.binary_args()]
+
+    def _constants(self, pd: ctypes.c_void_p) -> list[tuple[int, ctypes.c_void_p]]:
+        lib, out = self.lib, []
+        if self.constant:
+            w_md = ctypes.c_void_p(lib.lib.dnnl_primitive_desc_query_md(pd, _Q_WEIGHTS_MD, 0))
+            if self._w_mem is None or not lib.lib.dnnl_memory_desc_equal(self._w_md_chosen, w_md):
+                self._w_mem, self._w_md_chosen = self.reordered(self.w_plain, w_md), w_md
+            out.append((ARG_WEIGHTS, self._w_mem))
+        if self.bias is not None:
+            out.append((ARG_BIAS, self._own("memory", lib.memory(self.b_md, self.bias.ctypes.data))))
+        return out
+
+
+class _SrcDst(Primitive):
+    """A primitive of one source and one destination (a call passes their addresses)."""
+
+    def __init__(self, lib: Library, src: Layout, dst: Layout):
+        super().__init__(lib)
+        self.src_md, self.dst_md = self.md(*src), self.md(*dst)
+
+    def _runtime(self, key: int) -> list[tuple[int, ctypes.c_void_p]]:
+        return [(ARG_SRC, self.src_md), (ARG_DST, self.dst_md)]
+
+
+class Softmax(_SrcDst):
+    """Softmax over ``axis`` from layout ``src`` to ``dst`` (the types may differ: f32 scores to bf16)."""
+
+    def __init__(self, lib: Library, src: Layout, dst: Layout, axis: int):
+        super().__init__(lib, src, dst)
+        self.axis = axis
+
+    def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib, pd = self.lib, ctypes.c_void_p()
+        lib.check(lib.lib.dnnl_softmax_forward_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, _FWD_INFERENCE, SOFTMAX_ACCURATE, self.src_md, self.dst_md, self.axis, attr),
+            "softmax_primitive_desc_create")
+        return pd
+
+
+class Pooling(_SrcDst):
+    """2-D max or average pooling (``algorithm``: :data:`POOL_MAX`, :data:`POOL_AVG_INCLUDE`, ...)."""
+
+    def __init__(self, lib: Library, src: Layout, dst: Layout, algorithm: int, kernel: list[int],
+                 strides: list[int], pads_begin: list[int], pads_end: list[int], dilations: list[int]):
+        super().__init__(lib, src, dst)
+        self.algorithm = algorithm
+        self.geometry = (strides, kernel, [d - 1 for d in dilations], pads_begin, pads_end)
+
+    def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib, pd = self.lib, ctypes.c_void_p()
+        lib.check(lib.lib.dnnl_pooling_forward_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, _FWD_INFERENCE, self.algorithm, self.src_md, self.dst_md,
+            *(Dims(*g) for g in self.geometry), attr), "pooling_primitive_desc_create")
+        return pd
+
+
+class Reorder(_SrcDst):
+    """A copy from layout ``src`` to layout ``dst`` (same dims): a conversion (f32 <-> bf16) and/or a
+    transposition (NCHW <-> channels-last)."""
+
+    def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib, pd = self.lib, ctypes.c_void_p()
+        lib.check(lib.lib.dnnl_reorder_primitive_desc_create(ctypes.byref(pd), self.src_md, lib.engine,
+                                                            self.dst_md, lib.engine, attr),
+                  "reorder_primitive_desc_create")
+        return pd

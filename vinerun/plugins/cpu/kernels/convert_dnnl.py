@@ -1,0 +1,54 @@
+"""f32 <-> bf16 Convert through a oneDNN reorder (:class:`._dnnl_ops.Reorder`), made at compile time.
+
+These are the conversions the precision pass puts at the borders of bf16 regions. A reorder rounds to
+nearest-even as ATen and the reference do; it also lays the result out channels-last where every reader
+takes that (a model input going to the first convolution: one pass instead of a conversion and a
+transposition), and, unlike an ATen op, runs warm between oneDNN kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels import Kernel
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder, dense
+from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
+
+_PAIRS = {("f32", "bf16"), ("bf16", "f32")}
+
+
+def dnnl_convert_kernel(node: Node) -> Kernel | None:
+    """The kernel for an f32 <-> bf16 Convert of static shape, or None."""
+    lib = library()
+    src_type, dst_type = node.get_input_element_type(0), node.get_output_element_type(0)
+    shape = node.get_input_partial_shape(0)
+    if lib is None or (src_type.get_type_name(), dst_type.get_type_name()) not in _PAIRS or not shape.is_static():
+        return None
+    dims = tuple(int(d) for d in shape.to_shape())
+    if not dims or 0 in dims:
+        return None
+    src_dt, dst_dt = np.dtype(src_type.to_dtype()), np.dtype(dst_type.to_dtype())
+    keep_cl = keeps_channels_last(node)
+    if keep_cl:
+        n, c, h, w = dims
+        out_shape, out = (n, h, w, c), (dims, (h * w * c, 1, w * c, c), DATA_TYPES[dst_dt.name])
+    else:
+        out_shape, out = dims, dense(dims, DATA_TYPES[dst_dt.name])
+    reorder = Reorder(lib, dense(dims, DATA_TYPES[src_dt.name]), out)
+    impl = optimized_impl(reorder, torch.get_num_threads())
+    if impl is None:
+        return None
+    threads = torch.get_num_threads
+
+    def run(inputs: list) -> list:
+        x = np.ascontiguousarray(inputs[0], src_dt)
+        y = np.empty(out_shape, dst_dt)
+        reorder(threads(), x.ctypes.data, y.ctypes.data)
+        return [y.transpose(0, 3, 1, 2) if keep_cl else y]
+
+    kernel = Kernel(run, "onednn_reorder")
+    kernel.impl = impl  # type: ignore[attr-defined]
+    return kernel
