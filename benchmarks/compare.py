@@ -2,7 +2,8 @@
 
 For each model (``model_zoo.MODELS``) and each contender (``contenders.available``):
 
-- compile: fresh Core (or session) + read + compile under the LATENCY hint, median of ``--compile-reps``;
+- compile: fresh Core (or session) + read + compile under the LATENCY hint, median of ``--compile-reps``
+  after one untimed warm-up, the contenders interleaved rep by rep;
 - latency: one request, ``infer`` in a loop, LATENCY hint (1 stream); the median over ``--rounds``
   turns of each turn's median call time (turns of ``--seconds`` each, the contenders interleaved
   turn by turn, so a busy moment of the shared machine hits every contender alike); the JSON also
@@ -75,14 +76,26 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {telling}"[:160].replace("|", "/")
 
 
-def compile_time(contender: Contender, path: str, reps: int) -> float:
-    """Median seconds of read + compile (LATENCY hint), each from a fresh Core/session."""
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        contender.compile(path, "LATENCY")
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def compile_times(contenders: list[Contender], path: str, reps: int) -> dict[str, float | Exception]:
+    """Median seconds of read + compile (LATENCY hint) per contender, each from a fresh Core/session; one
+    untimed warm-up compile each first (a process's first compile also pays lazy imports and, on a VM, memory
+    the guest never touched), then the contenders interleaved rep by rep. A contender that fails gets its
+    exception."""
+    times: dict[str, list[float]] = {c.name: [] for c in contenders}
+    failed: dict[str, Exception] = {}
+    for rep in range(reps + 1):
+        for c in contenders:
+            if c.name in failed:
+                continue
+            t0 = time.perf_counter()
+            try:
+                c.compile(path, "LATENCY")
+            except Exception as exc:  # noqa: BLE001 - reported in the table
+                failed[c.name] = exc
+                continue
+            if rep:
+                times[c.name].append(time.perf_counter() - t0)
+    return {name: failed.get(name) or statistics.median(t) for name, t in times.items()}
 
 
 def latency_turn(run: Any, feed: Feed, feedback: dict[int, str], seconds: float) -> list[float]:
@@ -110,11 +123,14 @@ def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], secon
     feed = spec.inputs()
     rows = {c.name: Row(spec.name, c.name) for c in contenders}
     sync, tput, outputs = {}, {}, {}
+    log(f"{spec.name}: compile x{compile_reps} (+1 warm-up), contenders interleaved")
+    compiled = compile_times(contenders, path, compile_reps)
     for c in contenders:
         row = rows[c.name]
         try:
-            log(f"{spec.name}: {c.name}: compile x{compile_reps}")
-            row.compile_ms = 1e3 * compile_time(c, path, compile_reps)
+            if isinstance(compiled[c.name], Exception):
+                raise compiled[c.name]
+            row.compile_ms = 1e3 * compiled[c.name]
             log(f"{spec.name}: {c.name}: compile LATENCY + THROUGHPUT, warm-up")
             sync[c.name] = c.sync(c.compile(path, "LATENCY"))
             outputs[c.name] = [np.array(o, copy=True) for o in sync[c.name](dict(feed))]

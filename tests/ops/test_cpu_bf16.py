@@ -180,9 +180,8 @@ def test_conv_activations_bf16(act):
 
 @pytest.mark.parametrize("act", sorted(ACTS))
 def test_matmul_activations_bf16(act):
-    mapped = act not in ("mish", "softplus")  # no oneDNN post-op for these two: ATen's oneDNN op, then the act
     name = ACTS[act](Parameter(np.float32, [1])).type_name.lower()
-    want = bf16_kernel("onednn_matmul" if mapped else "onednn_linear", "onednn_linear", "aten_matmul_fused")
+    want = bf16_kernel("onednn_matmul", "onednn_linear", "aten_matmul_fused")
     check_fused_matmul(matmul_graph(BF16, act=act), BF16, kinds=f"bias,{name}", exec_type=want + "_bf16")
 
 

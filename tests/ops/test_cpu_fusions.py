@@ -337,9 +337,9 @@ def matmul_graph(dtype=np.float32, shape=(2, 5, 12), n=7, bias=True, act=None, t
 def check_fused_matmul(model: Model, dtype=np.float32, kinds: str = "", exec_type: str | None = None):
     """Compile on CPU, check one FusedMatMul replaced the chain, compare kernel and node reference with the graph's."""
     from vinerun.plugins.cpu.fused_ops import FusedMatMul
-    from vinerun.plugins.cpu.kernels.fused_matmul import F32_EXEC_TYPE
+    from vinerun.plugins.cpu.kernels.fused_matmul import f32_exec_type
 
-    exec_type = exec_type or F32_EXEC_TYPE  # f32: MKL addmm on CPUs without AVX-512, oneDNN's inner product on others
+    exec_type = exec_type or f32_exec_type()  # f32: MKL addmm without AVX-512, else oneDNN (direct where installed)
 
     inputs = [rand(list(model.get_parameters()[0].get_partial_shape().to_shape()), dtype)]
     want = run_reference(model, inputs)[0]

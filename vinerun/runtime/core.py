@@ -10,6 +10,7 @@ from vinerun.ir.model import Model
 from vinerun.runtime.blob import import_compiled
 from vinerun.runtime.cache import model_cache
 from vinerun.runtime.compiled_model import CompiledModel
+from vinerun.runtime.gc_pause import gc_paused
 from vinerun.runtime.model_io import read_model as _read_model
 from vinerun.runtime.registry import PluginRegistry
 
@@ -175,7 +176,8 @@ class Core:
         """Read ONNX or OpenVINO IR from a path, ``Path``, bytes or a file object."""
         if isinstance(model, Model):
             return model
-        return _read_model(model, weights)
+        with gc_paused():
+            return _read_model(model, weights)
 
     def compile_model(self, model: Any, device_name: str | None = None, config: Any = None) -> CompiledModel:
         """Compile a Model (or a model path) for ``device_name`` (default ``AUTO``, as OpenVINO).
@@ -186,13 +188,14 @@ class Core:
         plugin = self._plugin(device)
         cfg = apply_device_properties(normalize_config(config), device, _is_virtual(plugin))
         cfg = {**device_name_config(device), **cfg}
-        # CACHE_DIR: load a blob or compile and store one
-        cache = None if _is_virtual(plugin) else model_cache(self, plugin, cfg)
-        if cache is not None:
-            return cache.compile_model(model, plugin, device, cfg, self.read_model)
-        if not isinstance(model, Model):
-            model = self.read_model(model)
-        return CompiledModel(plugin.compile_model(model, cfg))
+        with gc_paused():
+            # CACHE_DIR: load a blob or compile and store one
+            cache = None if _is_virtual(plugin) else model_cache(self, plugin, cfg)
+            if cache is not None:
+                return cache.compile_model(model, plugin, device, cfg, self.read_model)
+            if not isinstance(model, Model):
+                model = self.read_model(model)
+            return CompiledModel(plugin.compile_model(model, cfg))
 
     def import_model(self, model_stream: Any, device_name: str, config: Any = None) -> CompiledModel:
         """A compiled model from ``CompiledModel.export_model()`` output (bytes or ``io.BytesIO``).

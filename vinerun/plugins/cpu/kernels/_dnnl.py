@@ -31,8 +31,8 @@ ARG_SRC, ARG_SRC_1, ARG_DST, ARG_WEIGHTS, ARG_BIAS, ARG_SCRATCHPAD = 1, 2, 17, 3
 ARG_POST_OP_BASE = 32768  # DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE (oneDNN 3.x)
 _ALLOCATE = ctypes.c_void_p(-1 & 0xFFFFFFFFFFFFFFFF)
 #: eltwise algorithm kinds (dnnl_alg_kind_t)
-ELTWISE = {"relu": 0x20, "tanh": 0x21, "elu": 0x22, "logistic": 0x29, "gelu_tanh": 0x2B, "swish": 0x2C,
-           "clip": 0x2E, "gelu_erf": 0x31, "hardswish": 0x34}
+ELTWISE = {"relu": 0x20, "tanh": 0x21, "elu": 0x22, "soft_relu": 0x27, "logistic": 0x29, "gelu_tanh": 0x2B,
+           "swish": 0x2C, "clip": 0x2E, "gelu_erf": 0x31, "mish": 0x33, "hardswish": 0x34}
 
 Dims = ctypes.c_int64 * 12
 

@@ -1,6 +1,7 @@
-"""bf16 FusedMatMul through the direct oneDNN binding (:class:`._dnnl_ops.MatMul`): the weight reordered once
-to bf16, the f32 bias, the activation and the residual sum ("binary add" on the residual's buffer, no copy)
-inside one primitive made at compile time; a call only points it at the input, output and residual.
+"""f32 and bf16 FusedMatMul through the direct oneDNN binding (:class:`._dnnl_ops.MatMul`): the weight
+reordered once (to bf16 for bf16), the f32 bias, the activation and the residual sum ("binary add" on the
+residual's buffer, no copy) inside one primitive made at compile time; a call only points it at the input,
+output and residual.
 
 Why not ``torch.ops.mkldnn._linear_pointwise``: it builds a primitive descriptor per call (~20 us), and each
 ATen op that follows oneDNN work pays to bring its own code back into the caches (measured: BERT's residual
@@ -16,26 +17,31 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import BF16, ELTWISE, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, ELTWISE, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, MatMul, dense
 from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16
 from vinerun.plugins.cpu.kernels.conv_dnnl import eltwise, prepare_one_thread
 
 
 def post_op(node: Node, beta: np.ndarray | None) -> tuple | None:
-    """The oneDNN eltwise post-op for an activation (GELU included), or None."""
+    """The oneDNN eltwise post-op for an activation (GELU, Mish and SoftPlus included), or None."""
     if node.type_name == "Gelu":
         mode = "gelu_tanh" if node.approximation_mode.upper() == "TANH" else "gelu_erf"  # type: ignore[attr-defined]
         return ("eltwise", ELTWISE[mode], 0.0, 0.0)
+    if node.type_name == "Mish":
+        return ("eltwise", ELTWISE["mish"], 0.0, 0.0)
+    if node.type_name == "SoftPlus":
+        return ("eltwise", ELTWISE["soft_relu"], 1.0, 0.0)  # log(1 + exp(alpha x)) / alpha
     return eltwise(node, beta)
 
 
-def _post_ops(parts: Any, out: tuple[int, ...]) -> list[tuple] | None:
-    """The fused steps as oneDNN post-ops (the residual as a binary add on a dense bf16 buffer), or None."""
+def _post_ops(parts: Any, out: tuple[int, ...], dt: int) -> list[tuple] | None:
+    """The fused steps as oneDNN post-ops (the residual as a binary add on a dense buffer of oneDNN type ``dt``),
+    or None."""
     ops: list[tuple] = []
     for act in (parts.pre, "sum" if parts.sum_index is not None else None, parts.post):
         if act == "sum":
-            ops.append(("binary", BINARY_ADD, dense(out, BF16)))
+            ops.append(("binary", BINARY_ADD, dense(out, dt)))
         elif act is not None:
             op = post_op(act, parts.beta.get(id(act)))
             if op is None:
@@ -45,19 +51,21 @@ def _post_ops(parts: Any, out: tuple[int, ...]) -> list[tuple] | None:
 
 
 def dnnl_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.ndarray | None) -> Kernel | None:
-    """The kernel for a bf16 FusedMatMul of static shape by the constant ``w`` ([K, N]), or None."""
+    """The kernel for an f32 or bf16 FusedMatMul of static shape by the constant ``w`` ([K, N]), or None."""
     lib = library()
     xshape, oshape = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
-    if (lib is None or node.get_input_element_type(0).get_type_name() != "bf16" or not xshape.is_static()
-            or not oshape.is_static() or not mkldnn_bf16()):
+    dtype = np.dtype(node.get_input_element_type(0).to_dtype())
+    dt = DATA_TYPES.get(dtype.name)
+    if (lib is None or dt is None or not xshape.is_static() or not oshape.is_static()
+            or (dt == BF16 and not mkldnn_bf16())):
         return None
     shape = tuple(int(d) for d in oshape.to_shape())
     k, n = w.shape
     rows = int(np.prod(shape[:-1]))
-    ops = _post_ops(parts, (rows, n))
+    ops = _post_ops(parts, (rows, n), dt)
     if ops is None:
         return None
-    mm = MatMul(lib, dense((rows, k), BF16), w, dense((rows, n), BF16), bias, ops, weights_type=BF16)
+    mm = MatMul(lib, dense((rows, k), dt), w, dense((rows, n), dt), bias, ops, weights_type=dt)
     current = torch.get_num_threads()
     impl = optimized_impl(mm, current)
     if impl is None:
@@ -65,7 +73,6 @@ def dnnl_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.ndarray | 
     if current > 1:
         prepare_one_thread(lambda: mm.instance(1))
     residual, threads = parts.sum_index, torch.get_num_threads
-    dtype = np.dtype(node.get_input_element_type(0).to_dtype())
 
     def run(inputs: list) -> list:
         x = np.ascontiguousarray(inputs[0])

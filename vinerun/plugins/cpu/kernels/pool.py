@@ -1,7 +1,7 @@
 """Pooling kernels on ATen: MaxPool (values and indices) and AvgPool, 1-3-D, floats.
 
 ATen pads symmetrically by at most half the kernel and its ``ceil_mode`` is ``ceil_torch``; other
-cases either pad first (max pooling with ``floor``) or run the reference. bf16 2-D pooling runs oneDNN directly
+cases either pad first (max pooling with ``floor``) or run the reference. f32 and bf16 2-D pooling run oneDNN directly
 where it can (:mod:`.pool_dnnl`).
 """
 

@@ -1,7 +1,7 @@
-"""bf16 2-D MaxPool / AvgPool through the direct oneDNN binding (:class:`._dnnl_ops.Pooling`).
+"""f32 and bf16 2-D MaxPool / AvgPool through the direct oneDNN binding (:class:`._dnnl_ops.Pooling`).
 
-Between bf16 convolutions ATen's pooling costs several times its own work: its code is cold after the
-oneDNN kernels (measured 130 us for MobileNetV2's global average pool that takes 8 us alone). Here the
+Between oneDNN convolutions ATen's pooling costs several times its own work: its code is cold after the
+oneDNN kernels (measured 130 us for MobileNetV2's global average pool that takes 8 us alone; 70 us in f32). Here the
 primitive is made at compile time, for a channels-last or an NCHW source (the one each call gets), with
 the output channels-last where every reader takes that (:mod:`._layout`). Only windows oneDNN computes as
 the reference does: static shapes, pads that give the node's output size (no ``ceil`` extension), no MaxPool
@@ -17,17 +17,17 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import BF16, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import POOL_AVG_EXCLUDE, POOL_AVG_INCLUDE, POOL_MAX, Pooling, dense
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16
 from vinerun.plugins.cpu.kernels.conv_dnnl import prepare_one_thread
 
 
-def channels_last(shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-    """The channels-last layout of an NCHW ``shape`` (element strides)."""
+def channels_last(shape: tuple[int, ...], dtype: int = BF16) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """The channels-last layout of an NCHW ``shape`` (element strides) for oneDNN data type ``dtype``."""
     n, c, h, w = shape
-    return shape, (h * w * c, 1, w * c, c), BF16
+    return shape, (h * w * c, 1, w * c, c), dtype
 
 
 def _geometry(node: Any, sizes: list[int], outs: list[int]) -> tuple[list[int], ...] | None:
@@ -42,11 +42,13 @@ def _geometry(node: Any, sizes: list[int], outs: list[int]) -> tuple[list[int], 
 
 
 def dnnl_pool_kernel(node: Node) -> Kernel | None:
-    """The kernel for a bf16 2-D MaxPool (output 1 unread) or AvgPool of static shape, or None."""
+    """The kernel for an f32 or bf16 2-D MaxPool (output 1 unread) or AvgPool of static shape, or None."""
     lib = library()
     xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
-    if (lib is None or node.get_input_element_type(0).get_type_name() != "bf16" or not xs.is_static()
-            or not ys.is_static() or len(xs) != 4 or not mkldnn_bf16()):
+    dtype = np.dtype(node.get_input_element_type(0).to_dtype())
+    dt = DATA_TYPES.get(dtype.name)
+    if (lib is None or dt is None or not xs.is_static() or not ys.is_static() or len(xs) != 4
+            or (dt == BF16 and not mkldnn_bf16())):
         return None
     if node.type_name == "MaxPool" and node.output(1).get_target_inputs():
         return None
@@ -60,7 +62,7 @@ def dnnl_pool_kernel(node: Node) -> Kernel | None:
     keep_cl = keeps_channels_last(node)
     # oneDNN's fast pooling keeps the source's layout: a channels-last result goes NCHW by a copy after (none
     # when it is 1x1, as after a global pool: the two layouts are the same bytes)
-    layouts = {True: (channels_last(src), channels_last(dst)), False: (dense(src, BF16), dense(dst, BF16))}
+    layouts = {True: (channels_last(src, dt), channels_last(dst, dt)), False: (dense(src, dt), dense(dst, dt))}
     pools = {cl: Pooling(lib, *layouts[cl], algorithm, kernel, strides, pb, pe, dilations) for cl in (True, False)}
     current = torch.get_num_threads()
     impl = optimized_impl(pools[True], current)
@@ -68,9 +70,9 @@ def dnnl_pool_kernel(node: Node) -> Kernel | None:
         return None
     if current > 1:
         prepare_one_thread(lambda: pools[True].instance(1))
-    cl_strides = tuple(2 * s for s in channels_last(src)[1])
+    cl_strides = tuple(dtype.itemsize * s for s in channels_last(src)[1])
     n, c, h, w = dst
-    threads, dtype = torch.get_num_threads, np.dtype(node.get_input_element_type(0).to_dtype())
+    threads = torch.get_num_threads
     unread = [None] * (node.get_output_size() - 1)  # MaxPool's indices
 
     def run(inputs: list) -> list:
