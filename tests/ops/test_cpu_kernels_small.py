@@ -27,6 +27,7 @@ from vinerun.ops.pad import Pad
 from vinerun.ops.pooling import AvgPool
 from vinerun.ops.reshape import Reshape, Squeeze, Unsqueeze
 from vinerun.ops.slicing import Slice
+from vinerun.plugins.cpu.device_info import cpu_flags
 from vinerun.plugins.cpu.kernels import _dnnl, conv1d
 
 RNG = np.random.default_rng(5)
@@ -219,6 +220,8 @@ def test_dnnl_convolution(groups, stride, act):
         y = act(y)
     steps = compile_and_check([y], [x], [rand([1, 8, 9, 9])], rtol=1e-4, atol=1e-4)
     assert steps[0].kernel.exec_type == "onednn_conv2d" and steps[0].kernel.impl
+    if groups and "avx2" in cpu_flags():  # depthwise: oneDNN's jit_dw, not its first choice (see Conv2d)
+        assert steps[0].kernel.impl.startswith("jit_dw:")
 
 
 @needs_dnnl
@@ -266,7 +269,8 @@ def test_dnnl_sum_accumulates_into_a_dead_residual_only(residual_read_later):
     y = Relu(Add(Convolution(r, Constant(rand([8, 8, 3, 3])), **geometry), r))
     z = Convolution(y, Constant(rand([8, 8, 3, 3])), **geometry)
     out = Add(z, Relu(r)) if residual_read_later else z
-    steps = compile_and_check([out], [x], [rand([1, 8, 7, 7])], rtol=1e-4, atol=1e-4)
+    # outputs reach a few hundred after three convolutions: an element that cancels to ~0.2 is off by ~1e-4
+    steps = compile_and_check([out], [x], [rand([1, 8, 7, 7])], rtol=1e-4, atol=1e-3)
     assert "onednn_conv2d_sum" in [s.kernel.exec_type for s in steps]
 
 

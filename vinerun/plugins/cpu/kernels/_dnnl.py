@@ -304,12 +304,33 @@ class Conv2d(Primitive):
         self.dst_md = self.md(out_shape, (oh * ow * o, 1, ow * o, o), dtype)
         k = w.shape[2:]
         self.wdims = (o, c, *k) if groups == 1 else (groups, o // groups, c // groups, *k)
+        self.depthwise = groups > 1 and groups == c == o
         self.w_plain = np.ascontiguousarray(w, np.float32).reshape(self.wdims)
         self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
         self.geometry = (strides, [d - 1 for d in dilations], pads_begin, pads_end)
         self._weights: list[tuple[ctypes.c_void_p, ctypes.c_void_p]] = []  # (layout, reordered filters)
 
     def _descriptor(self, key: tuple[int, bool], attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        pd = self._first_descriptor(key, attr)
+        # depthwise: oneDNN lists brdgmm_dw first, but its jit_dw runs MobileNetV2's depthwise layers 5-30% faster
+        # here (f32 and bf16, channels-last, 2 and 1 threads; a 112x112 stride-2 layer ties)
+        if self.depthwise and not self._advance_to(pd, "jit_dw:"):
+            self._own("primitive_desc", pd)  # no jit_dw: this pd stopped at the last one; start again
+            pd = self._first_descriptor(key, attr)
+        return pd
+
+    def _advance_to(self, pd: ctypes.c_void_p, prefix: str) -> bool:
+        """Step ``pd`` through oneDNN's implementations to the first named ``prefix*``; False if none is."""
+        lib = self.lib
+        while True:
+            impl = ctypes.c_char_p()
+            lib.lib.dnnl_primitive_desc_query(pd, _Q_IMPL_INFO, 0, ctypes.byref(impl))
+            if (impl.value or b"").decode().startswith(prefix):
+                return True
+            if lib.lib.dnnl_primitive_desc_next_impl(pd) != 0:
+                return False
+
+    def _first_descriptor(self, key: tuple[int, bool], attr: ctypes.c_void_p) -> ctypes.c_void_p:
         lib = self.lib
         w_any = self.md(self.wdims, None, self.dtype)
         b_md = self.md((self.bias.shape[0],), (1,)) if self.bias is not None else None
