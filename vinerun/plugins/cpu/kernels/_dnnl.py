@@ -17,7 +17,8 @@ import importlib.metadata
 import os
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -273,13 +274,16 @@ class Primitive:
         src = self._own("memory", lib.memory(src_md, plain.ctypes.data))
         dst = self._own("memory", lib.memory(md))
         rpd, rprim = ctypes.c_void_p(), ctypes.c_void_p()
-        lib.check(lib.lib.dnnl_reorder_primitive_desc_create(ctypes.byref(rpd), src_md, lib.engine, md,
-                                                            lib.engine, None), "reorder_primitive_desc_create")
-        self._own("primitive_desc", rpd)
-        lib.check(lib.lib.dnnl_primitive_create(ctypes.byref(rprim), rpd), "reorder_primitive_create")
-        self._own("primitive", rprim)
-        args = (_ExecArg * 2)(_ExecArg(ARG_SRC, src.value), _ExecArg(ARG_DST, dst.value))
-        lib.execute(rprim, args, 2)
+        # made and run at one thread (oneDNN sizes a reorder when it is made): no OpenMP team on the compiling
+        # thread (see one_omp_thread)
+        with one_omp_thread():
+            lib.check(lib.lib.dnnl_reorder_primitive_desc_create(ctypes.byref(rpd), src_md, lib.engine, md,
+                                                                lib.engine, None), "reorder_primitive_desc_create")
+            self._own("primitive_desc", rpd)
+            lib.check(lib.lib.dnnl_primitive_create(ctypes.byref(rprim), rpd), "reorder_primitive_create")
+            self._own("primitive", rprim)
+            args = (_ExecArg * 2)(_ExecArg(ARG_SRC, src.value), _ExecArg(ARG_DST, dst.value))
+            lib.execute(rprim, args, 2)
         return dst
 
 
@@ -365,6 +369,33 @@ class Conv2d(Primitive):
             return not self.impl_name((threads, False)).startswith("ref")
         except DnnlError:
             return False
+
+
+@contextmanager
+def one_omp_thread() -> Iterator[None]:
+    """Run the block with one OpenMP thread on the calling thread.
+
+    A thread's first parallel region gives it an OpenMP team (GNU OpenMP keeps one per thread that starts
+    regions). Once the process has more team threads than cores, every team's threads stop spinning between
+    regions and each region waits for a futex wake-up: measured on 2 cores, a small convolution took 56 us on a
+    stream thread instead of 10 us, MobileNetV2 8 ms instead of 4.7, once the compiling thread had a team from
+    one compile-time weight reorder. So compile-time work stays on one thread, and only the thread that runs
+    inference has a team.
+    """
+    import torch
+
+    from vinerun.plugins.cpu.streams import _thread_local_setters
+
+    omp, _ = _thread_local_setters()
+    if omp is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    omp(ctypes.c_int(1))
+    try:
+        yield
+    finally:
+        omp(ctypes.c_int(before))
 
 
 def optimized_impl(primitive: Primitive, key: Any) -> str | None:

@@ -8,7 +8,6 @@ exact match for, or a missing binding, leave the node to the PyTorch path of :mo
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Callable
 from typing import Any
 
@@ -17,10 +16,9 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Conv2d, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Conv2d, library, one_omp_thread, optimized_impl
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._torch import strided_numpy, to_torch
-from vinerun.plugins.cpu.streams import _thread_local_setters
 
 
 def eltwise(node: Node, beta: np.ndarray | None) -> tuple[str, int, float, float] | None:
@@ -137,12 +135,5 @@ def prepare_one_thread(make: Callable[[], Any]) -> None:
     """Call ``make`` (which makes a layer's 1-thread primitives) with this thread at 1 OpenMP thread: the thread
     governor (:mod:`..thread_governor`) probes 1 thread under load, and a probe that first built 50 primitives
     would look slow. oneDNN sizes a primitive for the calling thread's OpenMP count."""
-    omp, _ = _thread_local_setters()
-    if omp is None:
-        return
-    before = torch.get_num_threads()
-    omp(ctypes.c_int(1))
-    try:
+    with one_omp_thread():
         make()
-    finally:
-        omp(ctypes.c_int(before))
