@@ -8,13 +8,15 @@ import warnings
 import onnx.backend.test
 
 from tests.conformance.onnx_backend import VinerunBackend
-from tests.conformance.onnx_expected_failures import EXPECTED_FAILURES
+from tests.conformance.onnx_expected_failures import EXPECTED_FAILURES, UNCOMPARABLE
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)
 
 _backend_test = onnx.backend.test.BackendTest(VinerunBackend, __name__)
 for _pattern, _reason in EXPECTED_FAILURES:
     _backend_test.xfail(_pattern)
+for _pattern, _reason in UNCOMPARABLE:
+    _backend_test.exclude(_pattern)
 if os.environ.get("VINERUN_ONNX_ONLY"):
     _backend_test.include(os.environ["VINERUN_ONNX_ONLY"])
 
