@@ -42,4 +42,4 @@ def test_real_cpu_under_auto_takes_its_streams():
     direct = core.compile_model(_model(), "CPU", {**tput, "NUM_STREAMS": 1})
     auto = core.compile_model(_model(), "AUTO:CPU", {**tput, "DEVICE_PROPERTIES": {"CPU": {"NUM_STREAMS": 1}}})
     key = "OPTIMAL_NUMBER_OF_INFER_REQUESTS"
-    assert auto.get_property(key) == direct.get_property(key) == 1
+    assert auto.get_property(key) == direct.get_property(key) == 2  # one stream, a job queued behind the running one
