@@ -385,13 +385,14 @@ def test_matmul_other_dtypes_use_aten(dtype):
                        exec_type=exec_type(want, dtype))
 
 
-def test_matmul_dynamic_batch():
-    """A dynamic leading dimension packs without a row hint and runs any batch."""
-    model = matmul_graph(act="relu")
-    model.reshape({"x": [-1, 5, 12]})
+@pytest.mark.parametrize("act", ["relu", "sigmoid"])
+def test_matmul_dynamic_batch(act):
+    """A dynamic leading dimension packs without a row hint and runs any batch (a single row on MKL's addmm)."""
+    model = matmul_graph(act=act)
+    model.reshape({"x": [-1, -1, 12]})
     compiled = ov.Core().compile_model(model, "CPU", F32)
-    for rows in (1, 3):
-        x = rand([rows, 5, 12])
+    for shape in ([1, 1, 12], [1, 5, 12], [3, 5, 12]):
+        x = rand(shape)
         np.testing.assert_allclose(compiled.create_infer_request().infer([x])[0], run_reference(model, [x])[0],
                                    rtol=1e-4, atol=1e-4)
 

@@ -98,12 +98,23 @@ def _onednn_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
     linear = _MKLDNN._linear_pointwise
     residual = parts.sum_index
     post = parts.act(parts.post)
+    n, k = wt.shape
+    # dynamic shapes, f32: a single row (a recurrent step, as silero-vad's LSTM) runs MKL's addmm, 6-12 us
+    # where the oneDNN op, which makes its primitive per call, takes 26-29 us ([1, 128 or 256] x [., 512])
+    gemv = torch.from_numpy(np.ascontiguousarray(wt.T)) if rows is None and et == "f32" else None
+    gemv_relu = attr == "relu"
 
     def run(inputs: list) -> list:
         x = to_torch(inputs[0])
         if not x.is_contiguous():
             x = x.contiguous()
-        y = linear(x, packed.get(), bias, attr, scalars, algorithm)
+        if gemv is not None and x.numel() == k:
+            y = torch.mm(x.reshape(1, k), gemv) if bias is None else torch.addmm(bias, x.reshape(1, k), gemv)
+            y = y.reshape(*x.shape[:-1], n)
+            if gemv_relu:
+                y = y.relu_()
+        else:
+            y = linear(x, packed.get(), bias, attr, scalars, algorithm)
         if act is not None:
             y = act(y)
         if residual is not None:
