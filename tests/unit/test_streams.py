@@ -1,5 +1,6 @@
 """Streams: how many per hint, threads per stream, and requests that really run at the same time."""
 
+import os
 import threading
 
 import pytest
@@ -106,3 +107,22 @@ def test_latency_requests_do_not_overlap():
         queue.start_async(x(i), i)
     queue.wait_all()
     assert len(rec.log) == 3 and not _overlaps(rec.log)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores for a multi-threaded stream")
+def test_multi_threaded_streams_are_shared_by_compiled_models():
+    """Each stream thread of several threads has an OpenMP team: two LATENCY models use the same thread, so
+    the process does not hold more team threads than cores (see stream_executor)."""
+    core, latency = ov.Core(), {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": 2}
+    recs = []
+    for _ in range(2):
+        compiled = core.compile_model(tiny_model(), "CPU", latency)
+        recs.append(patch_plan(compiled))
+        queue = ov.AsyncInferQueue(compiled, 1)
+        queue.start_async(x(0))
+        queue.wait_all()
+        del queue, compiled  # the model goes; the shared stream stays for the others
+    names = {name for rec in recs for _, _, name, _ in rec.log}
+    assert len(names) == 1 and next(iter(names)).startswith("CPU:shared-2-threads")
+    tput = core.compile_model(tiny_model(), "CPU", {"NUM_STREAMS": 2})  # one-thread streams: the model's own
+    assert tput._impl.task_executor().name == "CPU:tiny"

@@ -17,7 +17,7 @@ from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
 from vinerun.plugins.cpu.fused_transformer_ops import attention_fusion, layer_norm_fusion
 from vinerun.plugins.cpu.plan import Plan
 from vinerun.plugins.cpu.precision import lower_precision
-from vinerun.plugins.cpu.streams import StreamsConfig, init_stream_thread, resolve_streams
+from vinerun.plugins.cpu.streams import SharedStreams, StreamsConfig, resolve_streams, stream_executor
 from vinerun.plugins.cpu.thread_governor import ThreadGovernor
 from vinerun.transformations import common_cleanup
 from vinerun.transformations.gelu_fusion import GeluFusion
@@ -68,11 +68,9 @@ class CPUCompiledModel(ICompiledModel):
         """Typed values (enums, bool, int, ``Type``), also where OpenVINO's compiled model returns strings."""
         return self.properties.get(key)
 
-    def make_task_executor(self) -> StreamsExecutor:
-        """One worker thread per stream, each with its share of the cores."""
-        per_stream = self.streams.threads_per_stream
-        return StreamsExecutor(self.streams.num_streams, name=f"CPU:{self.model.friendly_name}",
-                               on_thread_start=lambda _i: init_stream_thread(per_stream))
+    def make_task_executor(self) -> StreamsExecutor | SharedStreams:
+        """One worker thread per stream, each with its share of the cores (see :func:`stream_executor`)."""
+        return stream_executor(f"CPU:{self.model.friendly_name}", self.streams)
 
 
 class CPUInferRequest(ISyncInferRequest):
