@@ -3,6 +3,7 @@
 import os
 import threading
 
+import numpy as np
 import pytest
 import torch
 
@@ -126,3 +127,35 @@ def test_multi_threaded_streams_are_shared_by_compiled_models():
     assert len(names) == 1 and next(iter(names)).startswith("CPU:shared-2-threads")
     tput = core.compile_model(tiny_model(), "CPU", {"NUM_STREAMS": 2})  # one-thread streams: the model's own
     assert tput._impl.task_executor().name == "CPU:tiny"
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores for a multi-threaded stream")
+def test_sync_calls_from_other_threads_run_on_the_shared_stream():
+    """The main thread's sync call runs where it is; another thread's goes to the stream (one OpenMP team),
+    with its result and its errors handed back."""
+    compiled = ov.Core().compile_model(tiny_model(), "CPU", {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": 2})
+    rec = patch_plan(compiled)
+    want = compiled(x(1))[0]
+    got: list = []
+    worker = threading.Thread(target=lambda: got.append(compiled(x(1))[0]), name="pool-thread")
+    worker.start()
+    worker.join(60)
+    assert [name for _, _, name, _ in rec.log] == ["MainThread", "CPU:shared-2-threads-stream-0"]
+    np.testing.assert_array_equal(got[0], want)
+    errors: list = []
+
+    def failing_run(inputs, profile=None):
+        raise RuntimeError("kernel failed on " + threading.current_thread().name)
+
+    compiled._impl.plan.run = failing_run
+
+    def call():
+        try:
+            compiled(x(1))
+        except Exception as e:  # noqa: BLE001 - checked below
+            errors.append(e)
+
+    worker = threading.Thread(target=call)
+    worker.start()
+    worker.join(60)
+    assert len(errors) == 1 and "kernel failed on CPU:shared-2-threads-stream-0" in str(errors[0])

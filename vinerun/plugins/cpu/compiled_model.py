@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from vinerun.ir.interpreter import state_scope
@@ -80,10 +81,17 @@ class CPUInferRequest(ISyncInferRequest):
         self.compiled = compiled
         self.state: dict[str, Any] = {}
         self._profile: list[ProfilingInfo] = []
-        # the stream's intra-op threads, on whatever thread runs the call (a sync infer runs on the caller's)
+        # the stream's intra-op threads, on whatever thread runs the call (a sync infer on the main thread
+        # runs there)
         self.threads = ThreadGovernor(compiled.streams.threads_per_stream)
 
     def infer(self, inputs: list[Any]) -> list[Any]:
+        executor = self.compiled.task_executor()
+        if isinstance(executor, SharedStreams) and threading.current_thread() is not threading.main_thread():
+            return executor.call(lambda: self._infer(inputs))  # one OpenMP team per stream (see SharedStreams.call)
+        return self._infer(inputs)
+
+    def _infer(self, inputs: list[Any]) -> list[Any]:
         profile: list[ProfilingInfo] | None = [] if self.compiled.values.get("PERF_COUNT") else None
         with state_scope(self.state), self.threads.run():
             outs = self.compiled.plan.run(inputs, profile)
