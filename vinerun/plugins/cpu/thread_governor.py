@@ -6,8 +6,8 @@ regions of an inference waits for a descheduled thread to get a time slice back 
 machine with one busy-loop process: BERT median 65-740 ms on 2 threads, 50-60 ms on 1; openvino's TBB
 work-stealing does not have this cliff). :class:`ThreadGovernor` watches the wall time of each inference
 and switches between ``max_threads`` and 1 thread when the other is faster, probing the other count from a
-time budget. :func:`omp_threads` sets the count on the calling thread only (a sync ``infer`` runs on the
-caller's thread, not on a stream worker).
+time budget. :func:`omp_threads` sets the count on the calling thread only (a sync ``infer`` from the main
+thread runs there, not on a stream worker).
 """
 
 from __future__ import annotations
