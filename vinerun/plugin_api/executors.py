@@ -100,6 +100,10 @@ class StreamsExecutor:
                 log.exception("%s stream %d: task failed", self.name, index)
             del task
 
+    def started(self) -> bool:
+        """Whether the worker threads have been started (by a first ``submit``)."""
+        return bool(self._threads)
+
     def in_worker(self) -> bool:
         """Whether the calling thread is one of this executor's streams."""
         return threading.current_thread() in self._threads

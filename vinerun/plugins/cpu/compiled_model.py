@@ -87,7 +87,8 @@ class CPUInferRequest(ISyncInferRequest):
 
     def infer(self, inputs: list[Any]) -> list[Any]:
         executor = self.compiled.task_executor()
-        if isinstance(executor, SharedStreams) and threading.current_thread() is not threading.main_thread():
+        if isinstance(executor, SharedStreams) and (
+                executor.started() or threading.current_thread() is not threading.main_thread()):
             return executor.call(lambda: self._infer(inputs))  # one OpenMP team per stream (see SharedStreams.call)
         return self._infer(inputs)
 

@@ -123,13 +123,19 @@ class SharedStreams:
     def submit(self, task: Task) -> None:
         self.executor.submit(task)
 
+    def started(self) -> bool:
+        """Whether the stream threads run (and so hold their OpenMP teams)."""
+        return self.executor.started()
+
     def call(self, fn: Callable[[], Any]) -> Any:
         """``fn()`` run on one of the streams (inline when the caller is one), its result or its exception.
 
-        A sync inference from a thread other than the main one comes here: a thread pool calling ``infer``
-        (as web frameworks do) would otherwise give every pool thread its own OpenMP team (measured on 2
-        cores, MobileNetV2 from a 4-thread pool one call at a time: 8.1 ms against 4.7 from the main thread;
-        the hand-over costs ~50 us).
+        A sync inference from a thread other than the main one comes here, and one from the main thread once
+        the streams run: a thread pool calling ``infer`` (as web frameworks do) would otherwise give every
+        pool thread its own OpenMP team (measured on 2 cores, MobileNetV2 from a 4-thread pool one call at a
+        time: 8.1 ms against 4.7 from the main thread), and one sync call on the main thread beside async
+        requests would slow them all from then on. The hand-over costs ~75 us (a 1x4 ReLU model: 21 us on the
+        main thread, 97 us handed over).
         """
         if _in_shared_stream():
             return fn()
