@@ -111,6 +111,7 @@ def init_stream_thread(threads: int) -> None:
 
 _shared: dict[tuple[int, int], StreamsExecutor] = {}
 _shared_lock = threading.Lock()
+_local = threading.local()  # ``shared`` is set on the shared streams' threads
 
 
 class SharedStreams:
@@ -137,7 +138,7 @@ class SharedStreams:
         requests would slow them all from then on. The hand-over costs ~75 us (a 1x4 ReLU model: 21 us on the
         main thread, 97 us handed over).
         """
-        if _in_shared_stream():
+        if getattr(_local, "shared", False):
             return fn()
         done = threading.Event()
         outcome: list[Any] = []
@@ -161,9 +162,9 @@ class SharedStreams:
         """Nothing to stop: the shared streams live as long as the process."""
 
 
-def _in_shared_stream() -> bool:
-    with _shared_lock:
-        return any(ex.in_worker() for ex in _shared.values())
+def _init_shared_stream(threads: int) -> None:
+    init_stream_thread(threads)
+    _local.shared = True
 
 
 def stream_executor(name: str, config: StreamsConfig) -> StreamsExecutor | SharedStreams:
@@ -172,7 +173,7 @@ def stream_executor(name: str, config: StreamsConfig) -> StreamsExecutor | Share
     Streams of one thread each get their own. Streams of several threads are shared by every compiled model
     with the same layout: each such stream thread has a GNU OpenMP team, and once the process holds more team
     threads than cores every team stops spinning between parallel regions (see
-    :func:`vinerun.plugins.cpu.kernels._dnnl.one_omp_thread`). Measured on 2 cores: a second LATENCY model,
+    :meth:`vinerun.plugins.cpu.kernels._dnnl.Primitive.reordered`). Measured on 2 cores: a second LATENCY model,
     idle, made the first one's async MobileNetV2 inference 4.6 -> 7.4 ms. A LATENCY stream uses every core
     anyway, so two models' requests on one stream queue up instead of splitting the cores.
     """
@@ -185,5 +186,5 @@ def stream_executor(name: str, config: StreamsConfig) -> StreamsExecutor | Share
         if executor is None:
             executor = _shared[key] = StreamsExecutor(
                 config.num_streams, name=f"CPU:shared-{per_stream}-threads",
-                on_thread_start=lambda _i: init_stream_thread(per_stream))
+                on_thread_start=lambda _i: _init_shared_stream(per_stream))
     return SharedStreams(executor)

@@ -17,8 +17,7 @@ import importlib.metadata
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -155,6 +154,7 @@ class Primitive:
         self._lock = threading.Lock()
         # (thread id, key) -> the bound call (see :meth:`bound`)
         self._calls: dict[tuple[int, Any], Callable[..., None]] = {}
+        self._packed: list[tuple[ctypes.c_void_p, ctypes.c_void_p]] = []  # (layout, reordered weights)
 
     def _own(self, kind: str, handle: ctypes.c_void_p) -> ctypes.c_void_p:
         self._owned.append((kind, handle))
@@ -266,6 +266,17 @@ class Primitive:
         else:
             run(src, dst)  # most primitives: no argument packing (a convolution call is ~12 us in all)
 
+    def prepacked(self, plain: np.ndarray, pd: ctypes.c_void_p) -> ctypes.c_void_p:
+        """The constant weights ``plain`` in the layout ``pd`` wants, reordered once per layout: primitives for
+        other thread counts often want the same one and share the copy."""
+        lib = self.lib
+        w_md = ctypes.c_void_p(lib.lib.dnnl_primitive_desc_query_md(pd, _Q_WEIGHTS_MD, 0))
+        w_mem = next((mem for md, mem in self._packed if lib.lib.dnnl_memory_desc_equal(md, w_md)), None)
+        if w_mem is None:
+            w_mem = self.reordered(plain, w_md)
+            self._packed.append((w_md, w_mem))
+        return w_mem
+
     def reordered(self, plain: np.ndarray, md: ctypes.c_void_p) -> ctypes.c_void_p:
         """``plain`` (f32, any strides) in the layout and type of ``md``, in a oneDNN-owned buffer (done once)."""
         lib = self.lib
@@ -274,9 +285,14 @@ class Primitive:
         src = self._own("memory", lib.memory(src_md, plain.ctypes.data))
         dst = self._own("memory", lib.memory(md))
         rpd, rprim = ctypes.c_void_p(), ctypes.c_void_p()
-        # made and run at one thread (oneDNN sizes a reorder when it is made): no OpenMP team on the compiling
-        # thread (see one_omp_thread)
-        with one_omp_thread():
+        # made and run at one thread (oneDNN sizes a reorder when it is made): a thread's first parallel region
+        # gives it a GNU OpenMP team, and once the process holds more team threads than cores every team stops
+        # spinning between regions and waits for a wake-up in each (2 cores: a small convolution 10 -> 56 us,
+        # MobileNetV2 4.7 -> 8 ms on a stream thread after one compile-time reorder here): only threads that
+        # run inference get teams
+        from vinerun.plugins.cpu.thread_governor import omp_threads  # it imports torch: after the library
+
+        with omp_threads(1):
             lib.check(lib.lib.dnnl_reorder_primitive_desc_create(ctypes.byref(rpd), src_md, lib.engine, md,
                                                                 lib.engine, None), "reorder_primitive_desc_create")
             self._own("primitive_desc", rpd)
@@ -312,7 +328,6 @@ class Conv2d(Primitive):
         self.w_plain = np.ascontiguousarray(w, np.float32).reshape(self.wdims)
         self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
         self.geometry = (strides, [d - 1 for d in dilations], pads_begin, pads_end)
-        self._weights: list[tuple[ctypes.c_void_p, ctypes.c_void_p]] = []  # (layout, reordered filters)
 
     def _descriptor(self, key: tuple[int, bool], attr: ctypes.c_void_p) -> ctypes.c_void_p:
         pd = self._first_descriptor(key, attr)
@@ -350,13 +365,7 @@ class Conv2d(Primitive):
 
     def _constants(self, pd: ctypes.c_void_p) -> list[tuple[int, ctypes.c_void_p]]:
         lib = self.lib
-        w_md = ctypes.c_void_p(lib.lib.dnnl_primitive_desc_query_md(pd, _Q_WEIGHTS_MD, 0))
-        # primitives for other thread counts often want the same filter layout: share one reordered copy
-        w_mem = next((mem for md, mem in self._weights if lib.lib.dnnl_memory_desc_equal(md, w_md)), None)
-        if w_mem is None:
-            w_mem = self.reordered(self.w_plain, w_md)
-            self._weights.append((w_md, w_mem))
-        out = [(ARG_WEIGHTS, w_mem)]
+        out = [(ARG_WEIGHTS, self.prepacked(self.w_plain, pd))]
         if self.bias is not None:
             b_md = self.md((self.bias.shape[0],), (1,))
             out.append((ARG_BIAS, self._own("memory", lib.memory(b_md, self.bias.ctypes.data))))
@@ -369,33 +378,6 @@ class Conv2d(Primitive):
             return not self.impl_name((threads, False)).startswith("ref")
         except DnnlError:
             return False
-
-
-@contextmanager
-def one_omp_thread() -> Iterator[None]:
-    """Run the block with one OpenMP thread on the calling thread.
-
-    A thread's first parallel region gives it an OpenMP team (GNU OpenMP keeps one per thread that starts
-    regions). Once the process has more team threads than cores, every team's threads stop spinning between
-    regions and each region waits for a futex wake-up: measured on 2 cores, a small convolution took 56 us on a
-    stream thread instead of 10 us, MobileNetV2 8 ms instead of 4.7, once the compiling thread had a team from
-    one compile-time weight reorder. So compile-time work stays on one thread, and only the thread that runs
-    inference has a team.
-    """
-    import torch
-
-    from vinerun.plugins.cpu.streams import _thread_local_setters
-
-    omp, _ = _thread_local_setters()
-    if omp is None:
-        yield
-        return
-    before = torch.get_num_threads()
-    omp(ctypes.c_int(1))
-    try:
-        yield
-    finally:
-        omp(ctypes.c_int(before))
 
 
 def optimized_impl(primitive: Primitive, key: Any) -> str | None:

@@ -16,7 +16,6 @@ import numpy as np
 
 from vinerun.plugins.cpu.kernels._dnnl import (
     _FWD_INFERENCE,
-    _Q_WEIGHTS_MD,
     ARG_BIAS,
     ARG_DST,
     ARG_SRC,
@@ -38,6 +37,12 @@ def dense(dims: tuple[int, ...], dtype: int) -> Layout:
         strides.append(step)
         step *= d
     return tuple(dims), tuple(reversed(strides)), dtype
+
+
+def channels_last(dims: tuple[int, ...], dtype: int) -> Layout:
+    """The channels-last layout of NCHW ``dims``."""
+    n, c, h, w = dims
+    return tuple(dims), (h * w * c, 1, w * c, c), dtype
 
 
 def layout_of(a: np.ndarray, dtype: int) -> Layout:
@@ -68,8 +73,6 @@ class MatMul(Primitive):
         if self.bias is not None:
             rows = (1,) * (len(dst[0]) - 1)
             self.b_md = self.md(rows + (self.bias.shape[1],), (self.bias.shape[1],) * len(rows) + (1,))
-        self._w_mem: ctypes.c_void_p | None = None  # the reordered weights, in the layout of ``_w_md_chosen``
-        self._w_md_chosen: ctypes.c_void_p | None = None
 
     def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
         lib, pd = self.lib, ctypes.c_void_p()
@@ -85,10 +88,7 @@ class MatMul(Primitive):
     def _constants(self, pd: ctypes.c_void_p) -> list[tuple[int, ctypes.c_void_p]]:
         lib, out = self.lib, []
         if self.constant:
-            w_md = ctypes.c_void_p(lib.lib.dnnl_primitive_desc_query_md(pd, _Q_WEIGHTS_MD, 0))
-            if self._w_mem is None or not lib.lib.dnnl_memory_desc_equal(self._w_md_chosen, w_md):
-                self._w_mem, self._w_md_chosen = self.reordered(self.w_plain, w_md), w_md
-            out.append((ARG_WEIGHTS, self._w_mem))
+            out.append((ARG_WEIGHTS, self.prepacked(self.w_plain, pd)))
         if self.bias is not None:
             out.append((ARG_BIAS, self._own("memory", lib.memory(self.b_md, self.bias.ctypes.data))))
         return out

@@ -20,19 +20,18 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, F32, DnnlError, library, optimized_impl
-from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, MatMul, Softmax, dense
+from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, Layout, MatMul, Softmax, dense, layout_of
 from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16, strided_view
 
 _LINEAR = 0x26  # dnnl_eltwise_linear: alpha * x + beta
-Layout = tuple[tuple[int, ...], tuple[int, ...], int]
 
 
 def _heads(a: np.ndarray, heads: int, split: bool) -> Layout:
     """``a`` as a ``[B, H, S, D]`` layout: a split ``[B, S, H*D]`` by strides, else as it is."""
-    strides = tuple(s // a.itemsize for s in a.strides)
+    dims, strides, _ = layout = layout_of(a, BF16)
     if not split:
-        return a.shape, strides, BF16
-    b, s, e = a.shape
+        return layout
+    b, s, e = dims
     return (b, heads, s, e // heads), (strides[0], e // heads * strides[2], strides[1], strides[2]), BF16
 
 
@@ -95,7 +94,7 @@ def dnnl_attention_run(node: Node, fallback: Callable[[list], list]) -> Callable
         mask_layout = None
         if mask is not None:
             mask = np.ascontiguousarray(mask.reshape((1,) * (4 - mask.ndim) + mask.shape))
-            mask_layout = (mask.shape, tuple(s // mask.itemsize for s in mask.strides), DATA_TYPES[mask.dtype.name])
+            mask_layout = layout_of(mask, DATA_TYPES[mask.dtype.name])
         key = (*layouts, mask_layout)
         if key not in plans:
             try:

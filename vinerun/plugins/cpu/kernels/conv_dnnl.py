@@ -16,9 +16,10 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Conv2d, library, one_omp_thread, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Conv2d, library, optimized_impl
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._torch import strided_numpy, to_torch
+from vinerun.plugins.cpu.thread_governor import omp_threads
 
 
 def eltwise(node: Node, beta: np.ndarray | None) -> tuple[str, int, float, float] | None:
@@ -135,5 +136,5 @@ def prepare_one_thread(make: Callable[[], Any]) -> None:
     """Call ``make`` (which makes a layer's 1-thread primitives) with this thread at 1 OpenMP thread: the thread
     governor (:mod:`..thread_governor`) probes 1 thread under load, and a probe that first built 50 primitives
     would look slow. oneDNN sizes a primitive for the calling thread's OpenMP count."""
-    with one_omp_thread():
+    with omp_threads(1):
         make()

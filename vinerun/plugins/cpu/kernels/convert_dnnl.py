@@ -14,7 +14,7 @@ import torch
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
 from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library, optimized_impl
-from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder, dense
+from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder, channels_last, dense
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 
 _PAIRS = {("f32", "bf16"), ("bf16", "f32")}
@@ -34,7 +34,7 @@ def dnnl_convert_kernel(node: Node) -> Kernel | None:
     keep_cl = keeps_channels_last(node)
     if keep_cl:
         n, c, h, w = dims
-        out_shape, out = (n, h, w, c), (dims, (h * w * c, 1, w * c, c), DATA_TYPES[dst_dt.name])
+        out_shape, out = (n, h, w, c), channels_last(dims, DATA_TYPES[dst_dt.name])
     else:
         out_shape, out = dims, dense(dims, DATA_TYPES[dst_dt.name])
     reorder = Reorder(lib, dense(dims, DATA_TYPES[src_dt.name]), out)

@@ -18,16 +18,17 @@ import torch
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
 from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, library, optimized_impl
-from vinerun.plugins.cpu.kernels._dnnl_ops import POOL_AVG_EXCLUDE, POOL_AVG_INCLUDE, POOL_MAX, Pooling, dense
+from vinerun.plugins.cpu.kernels._dnnl_ops import (
+    POOL_AVG_EXCLUDE,
+    POOL_AVG_INCLUDE,
+    POOL_MAX,
+    Pooling,
+    channels_last,
+    dense,
+)
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16
 from vinerun.plugins.cpu.kernels.conv_dnnl import prepare_one_thread
-
-
-def channels_last(shape: tuple[int, ...], dtype: int = BF16) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-    """The channels-last layout of an NCHW ``shape`` (element strides) for oneDNN data type ``dtype``."""
-    n, c, h, w = shape
-    return shape, (h * w * c, 1, w * c, c), dtype
 
 
 def _geometry(node: Any, sizes: list[int], outs: list[int]) -> tuple[list[int], ...] | None:
@@ -70,7 +71,7 @@ def dnnl_pool_kernel(node: Node) -> Kernel | None:
         return None
     if current > 1:
         prepare_one_thread(lambda: pools[True].instance(1))
-    cl_strides = tuple(dtype.itemsize * s for s in channels_last(src)[1])
+    cl_strides = tuple(dtype.itemsize * s for s in channels_last(src, dt)[1])
     n, c, h, w = dst
     threads = torch.get_num_threads
     unread = [None] * (node.get_output_size() - 1)  # MaxPool's indices
