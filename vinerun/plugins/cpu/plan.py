@@ -20,6 +20,9 @@ from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.plugin_api.infer_request import ProfilingInfo
 from vinerun.plugins.cpu.kernels import Kernel, select_kernel
+from vinerun.plugins.cpu.native_segment import Segment, SegmentError
+from vinerun.plugins.cpu.native_segment import enabled as native_enabled
+from vinerun.plugins.cpu.segment_planner import plan_segments
 
 
 def compile_passes(model: Model) -> None:
@@ -87,9 +90,14 @@ class Plan:
         self._copy_outputs = self._aliasing_outputs()
         self._plan_in_place()
         self._bodies: dict[int, Plan] = {}
+        # steps, or native segments of several (see native_segment)
+        self.items: list[Step | Segment] = (plan_segments(self.steps, set(self.output_slots), self.constants)
+                                            if native_enabled() else list(self.steps))
         # (kernel fn, input slots (-1: the last slot, always None), output slots, the single output or -1, frees)
-        self._fast = [(st.kernel.fn, tuple(st.ins), st.outs,
-                       st.outs[0] if len(st.outs) == 1 else -1, tuple(st.free)) for st in self.steps]
+        self._fast = [(item.kernel.fn if isinstance(item, Step) else item, tuple(item.ins), item.outs,
+                       item.outs[0] if len(item.outs) == 1 else -1,
+                       tuple(item.free) if isinstance(item, Step) else tuple(s for st in item.steps for s in st.free))
+                      for item in self.items]
 
     def _plan_liveness(self) -> None:
         keep = set(self.output_slots) | set(self.constants)
@@ -175,8 +183,11 @@ class Plan:
                         values[s] = v
                 for s in free:
                     values[s] = None
+        except SegmentError as e:
+            raise _node_error(e.node, e.cause) from e.cause
         except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
-            raise _node_error(self.steps[i].node, e) from e
+            item = self.items[i]
+            raise _node_error(item.node if isinstance(item, Step) else item.steps[0].node, e) from e
 
     def _run_profiled(self, values: list[Any], profile: list[ProfilingInfo]) -> None:
         for step in self.steps:

@@ -20,10 +20,14 @@ KernelFn = Callable[[list[Any]], list[Any]]
 
 @dataclass
 class Kernel:
-    """A compiled node: ``fn(inputs) -> outputs`` and the name profiling reports."""
+    """A compiled node: ``fn(inputs) -> outputs`` and the name profiling reports.
+
+    ``native``: how the node runs inside a native segment (see :mod:`._native`), where the kernel offers it.
+    """
 
     fn: KernelFn
     exec_type: str
+    native: Callable[[list[Any]], Any] | None = None
 
 
 Factory = Callable[[Node], Kernel | None]

@@ -18,6 +18,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,16 @@ Dims = ctypes.c_int64 * 12
 
 class _ExecArg(ctypes.Structure):
     _fields_ = [("arg", ctypes.c_int), ("memory", ctypes.c_void_p)]
+
+
+@dataclass
+class Binding:
+    """A primitive ready to execute: its memory objects for the runtime buffers (in :meth:`Primitive._runtime`
+    order, to point at buffers) and the argument array of every buffer (constants and scratchpad included)."""
+
+    primitive: ctypes.c_void_p
+    memories: list[ctypes.c_void_p]
+    args: ctypes.Array
 
 
 class DnnlError(RuntimeError):
@@ -224,9 +235,9 @@ class Primitive:
         """oneDNN's implementation for ``key``, e.g. ``brgconv_1x1:avx512_core_bf16`` (made now if new)."""
         return self.instance(key)[2]
 
-    def bound(self, key: Any) -> Callable[..., None]:
-        """A call ``(*addresses)`` for ``key`` on this thread: memory objects and the stream are per thread,
-        since a call points them at its own buffers."""
+    def binding(self, key: Any) -> Binding:
+        """The primitive for ``key`` with memory objects of its own for the runtime buffers (and a scratchpad):
+        one per thread and user, since a call points them at its buffers."""
         prim, constants, _, scratch_md = self.instance(key)
         lib = self.lib
         mems = [self._own("memory", lib.memory(md, 0)) for _, md in self._runtime(key)]
@@ -234,7 +245,14 @@ class Primitive:
         if scratch_md.value:
             entries.append((ARG_SCRATCHPAD, self._own("memory", lib.memory(scratch_md))))  # this thread's
         args = (_ExecArg * len(entries))(*[_ExecArg(a, m.value) for a, m in entries])
-        nargs, stream = len(entries), lib.stream()
+        return Binding(prim, mems, args)
+
+    def bound(self, key: Any) -> Callable[..., None]:
+        """A call ``(*addresses)`` for ``key`` on this thread (memory objects and the stream are per thread)."""
+        b = self.binding(key)
+        prim, mems, args, nargs = b.primitive, b.memories, b.args, len(b.args)
+        lib = self.lib
+        stream = lib.stream()
         set_handle, execute = lib.lib.dnnl_memory_set_data_handle, lib.lib.dnnl_primitive_execute
         name = type(self).__name__
 

@@ -18,6 +18,14 @@ from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
 from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Conv2d, library, optimized_impl
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
+from vinerun.plugins.cpu.kernels._native import (
+    Buffer,
+    NativeFactory,
+    NativeStep,
+    ValueLayout,
+    channels_last_value,
+    dense_value,
+)
 from vinerun.plugins.cpu.kernels._torch import strided_numpy, to_torch
 from vinerun.plugins.cpu.thread_governor import omp_threads
 
@@ -118,11 +126,36 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
         return [y if keep_cl else np.ascontiguousarray(y)]
 
     kernel = Kernel(run, "onednn_conv2d" if s_index is None else "onednn_conv2d_sum")
+    if keep_cl:
+        kernel.native = _native_form(conv, tuple(size), out_shape, dt, nchw_ok, s_index)
     if s_index is not None:  # the plan may let the sum accumulate into the residual (see Plan._plan_in_place)
         kernel.inplace_input = s_index  # type: ignore[attr-defined]
         kernel.enable_inplace = enable_inplace  # type: ignore[attr-defined]
     kernel.impl = impl  # type: ignore[attr-defined] - the oneDNN implementation, e.g. "brgconv_1x1:avx2"
     return kernel
+
+
+def _native_form(conv: Conv2d, size: tuple[int, ...], out_shape: tuple[int, ...], dt: np.dtype, nchw_ok: bool,
+                 s_index: int | None) -> NativeFactory:
+    """The convolution in a native segment: a channels-last source (or an NCHW one where a primitive takes it:
+    a model input), a channels-last destination; with a residual sum, the destination is the residual's memory."""
+    cl_in, nchw_in = channels_last_value(size, dt), dense_value(size, dt)
+    out = channels_last_value(out_shape, dt)
+
+    def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
+        x = layouts[0]
+        if x is None:
+            cl = not nchw_ok  # made outside the segment: a model input comes NCHW
+        elif x in (cl_in, nchw_in):
+            cl = x == cl_in
+            if not cl and not nchw_ok:
+                return None
+        else:
+            return None
+        return NativeStep(conv, lambda threads: (threads, cl),
+                          [Buffer(False, 0, cl_in if cl else nchw_in), Buffer(True, 0, out)], accumulate=s_index)
+
+    return native
 
 
 def _model_input(node: Node) -> bool:

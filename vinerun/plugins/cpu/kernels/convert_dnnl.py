@@ -16,6 +16,7 @@ from vinerun.plugins.cpu.kernels import Kernel
 from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder, channels_last, dense
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
+from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, channels_last_value, dense_value
 
 _PAIRS = {("f32", "bf16"), ("bf16", "f32")}
 
@@ -50,5 +51,9 @@ def dnnl_convert_kernel(node: Node) -> Kernel | None:
         return [y.transpose(0, 3, 1, 2) if keep_cl else y]
 
     kernel = Kernel(run, "onednn_reorder")
+    x_value = dense_value(dims, src_dt)
+    y_value = channels_last_value(dims, dst_dt) if keep_cl else dense_value(dims, dst_dt)
+    step = NativeStep(reorder, lambda t: t, [Buffer(False, 0, x_value), Buffer(True, 0, y_value)])
+    kernel.native = lambda layouts: step if layouts[0] in (None, x_value) else None
     kernel.impl = impl  # type: ignore[attr-defined]
     return kernel

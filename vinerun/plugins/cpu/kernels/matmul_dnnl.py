@@ -19,6 +19,7 @@ from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
 from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, ELTWISE, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, MatMul, dense
+from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, dense_value
 from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16
 from vinerun.plugins.cpu.kernels.conv_dnnl import eltwise, prepare_one_thread
 
@@ -85,5 +86,15 @@ def dnnl_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.ndarray | 
         return [y]
 
     kernel = Kernel(run, "onednn_matmul")
+    x_value, y_value = dense_value(tuple(int(d) for d in xshape.to_shape()), dtype), dense_value(shape, dtype)
+    buffers = [Buffer(False, 0, x_value), Buffer(True, 0, y_value)]
+    if residual is not None:
+        r_shape = node.get_input_partial_shape(residual)
+        same = r_shape.is_static() and tuple(int(d) for d in r_shape.to_shape()) == shape
+        buffers = [*buffers, Buffer(False, residual, y_value)] if same else None
+    if buffers is not None:
+        step = NativeStep(mm, lambda t: t, buffers)
+        kernel.native = lambda layouts: step if all(layouts[b.index] in (None, b.layout) for b in buffers
+                                                    if not b.output) else None
     kernel.impl = impl  # type: ignore[attr-defined]
     return kernel

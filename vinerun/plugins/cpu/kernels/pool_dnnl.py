@@ -27,6 +27,7 @@ from vinerun.plugins.cpu.kernels._dnnl_ops import (
     dense,
 )
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
+from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, channels_last_value, dense_value
 from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16
 from vinerun.plugins.cpu.kernels.conv_dnnl import prepare_one_thread
 
@@ -90,5 +91,10 @@ def dnnl_pool_kernel(node: Node) -> Kernel | None:
         return [np.ascontiguousarray(y.transpose(0, 3, 1, 2)), *unread]
 
     kernel_ = Kernel(run, f"onednn_{node.type_name.lower()}")
+    if keep_cl or h * w == 1:
+        cl_src = channels_last_value(src, dtype)
+        out = channels_last_value(dst, dtype) if keep_cl else dense_value(dst, dtype)
+        steps = NativeStep(pools[True], lambda t: t, [Buffer(False, 0, cl_src), Buffer(True, 0, out)])
+        kernel_.native = lambda layouts: steps if layouts[0] in (None, cl_src) else None
     kernel_.impl = impl  # type: ignore[attr-defined]
     return kernel_

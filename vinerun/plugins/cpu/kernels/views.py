@@ -16,6 +16,7 @@ import numpy as np
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._native import dense_value, view_step
 
 
 def _ints(node: Node, i: int) -> list[int] | None:
@@ -27,6 +28,16 @@ def _ints(node: Node, i: int) -> list[int] | None:
 def _rank(node: Node) -> int | None:
     rank = node.get_input_partial_shape(0).rank
     return rank.get_length() if rank.is_static() else None
+
+
+def _with_native(node: Node, kernel: Kernel) -> Kernel:
+    """``kernel`` with its native form (a view of a C-contiguous input) where both shapes are static."""
+    xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
+    if xs.is_static() and ys.is_static():
+        dtype = np.dtype(node.get_input_element_type(0).to_dtype())
+        kernel.native = view_step(dense_value(tuple(int(d) for d in xs.to_shape()), dtype),
+                                  tuple(int(d) for d in ys.to_shape()))
+    return kernel
 
 
 @cpu_kernel("Reshape")
@@ -53,7 +64,7 @@ def reshape(node: Node) -> Kernel | None:
         except ValueError:
             return reference(inputs)  # the reference's error names the shapes
 
-    return Kernel(run, "view_reshape")
+    return _with_native(node, Kernel(run, "view_reshape"))
 
 
 @cpu_kernel("Unsqueeze")
@@ -70,7 +81,7 @@ def unsqueeze(node: Node) -> Kernel | None:
     def run(inputs: list) -> list:
         return [inputs[0][index]]
 
-    return Kernel(run, "view_unsqueeze")
+    return _with_native(node, Kernel(run, "view_unsqueeze"))
 
 
 @cpu_kernel("Squeeze")
@@ -96,7 +107,7 @@ def squeeze(node: Node) -> Kernel | None:
             return reference(inputs)  # its error names the axis that is not 1
         return [np.asarray(x[tuple(0 if i in norm and shape[i] == 1 else slice(None) for i in range(rank))])]
 
-    return Kernel(run, "view_squeeze")
+    return _with_native(node, Kernel(run, "view_squeeze"))
 
 
 @cpu_kernel("Slice")

@@ -1,0 +1,162 @@
+"""Native segments of the CPU plan: runs of oneDNN steps executed by one call on buffers planned in advance.
+
+A segment must give exactly what the same steps give from Python (the same primitives run), hand back arrays
+that the next inference does not overwrite, take inputs in any layout, and run on several threads at once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+import pytest
+
+import vinerun as ov
+from tests.ops._precision import F32
+from vinerun.ir.core_ops import Constant, Parameter
+from vinerun.ir.interpreter import run_reference
+from vinerun.ir.model import Model
+from vinerun.ir.types import Type
+from vinerun.models.cnn import cnn_inputs, cnn_model
+from vinerun.ops.activations import Relu
+from vinerun.ops.arithmetic import Add
+from vinerun.ops.convolution import Convolution
+from vinerun.ops.pooling import AvgPool
+from vinerun.plugins.cpu import native_segment
+from vinerun.plugins.cpu.kernels._dnnl import library
+from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16
+from vinerun.plugins.cpu.native_segment import Segment
+
+pytestmark = pytest.mark.skipif(library() is None, reason="needs the oneDNN binding (onednn-cpu-gomp)")
+RNG = np.random.default_rng(11)
+SAME = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [1, 1], "pads_end": [1, 1]}
+
+
+def rand(shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def plan_of(model, config=F32):
+    return ov.Core().compile_model(model, "CPU", config)._impl.plan
+
+
+def segments(plan):
+    return [item for item in plan.items if isinstance(item, Segment)]
+
+
+def conv_chain(n: int, pool: bool = False) -> Model:
+    """``n`` 3x3 convolutions + ReLU on [1, 8, 12, 12], then a global average pool if asked."""
+    x = Parameter(Type.f32, [1, 8, 12, 12])
+    y = x
+    for _ in range(n):
+        y = Relu(Convolution(y, Constant(rand([8, 8, 3, 3]) * 0.3), **SAME))
+    if pool:
+        y = AvgPool(y, strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0], kernel=[12, 12])
+    return Model([y], [x])
+
+
+@pytest.mark.parametrize("precision", ["f32", "bf16"])
+def test_cnn_segments_give_what_the_python_steps_give(precision, monkeypatch):
+    if precision == "bf16" and not mkldnn_bf16():
+        pytest.skip("no bf16 oneDNN kernels on this CPU")
+    config = {"INFERENCE_PRECISION_HINT": precision}
+    x = cnn_inputs()["image"]
+    native = plan_of(cnn_model(), config)
+    assert segments(native) and max(len(s.steps) for s in segments(native)) >= 6
+    monkeypatch.setenv("VINERUN_CPU_NATIVE", "0")
+    python = plan_of(cnn_model(), config)
+    assert not segments(python)
+    got, want = native.run([x])[0], python.run([x])[0]
+    np.testing.assert_array_equal(got, want)
+    if precision == "f32":
+        np.testing.assert_allclose(got, run_reference(cnn_model(), [x])[0], rtol=1e-4, atol=1e-4)
+
+
+def test_the_ctypes_loop_gives_what_the_compiled_loop_gives(monkeypatch):
+    x = cnn_inputs()["image"]
+    want = plan_of(cnn_model()).run([x])[0]
+    monkeypatch.setattr(native_segment, "_steploop", None)
+    np.testing.assert_array_equal(plan_of(cnn_model()).run([x])[0], want)
+
+
+def test_handed_back_arrays_outlive_the_next_inference():
+    model = conv_chain(3, pool=True)
+    plan = plan_of(model)
+    (seg,) = segments(plan)
+    assert len(seg.steps) == 4 and seg.outs == plan.output_slots  # the pool's output is the model's
+    a, b = rand([1, 8, 12, 12]), rand([1, 8, 12, 12])
+    first = plan.run([a])[0]
+    kept = first.copy()
+    second = plan.run([b])[0]
+    np.testing.assert_array_equal(first, kept)
+    assert not np.shares_memory(first, second)
+    np.testing.assert_allclose(second, run_reference(model, [b])[0], rtol=1e-4, atol=1e-4)
+
+
+def test_an_input_in_another_layout_is_copied_into_the_planned_one():
+    model = conv_chain(2)
+    plan = plan_of(model)
+    x = np.ascontiguousarray(rand([1, 12, 12, 8])).transpose(0, 3, 1, 2)  # channels-last strides
+    wrong = np.asfortranarray(rand([1, 8, 12, 12]))
+    for data in (x, wrong):
+        np.testing.assert_allclose(plan.run([data])[0], run_reference(model, [np.ascontiguousarray(data)])[0],
+                                   rtol=1e-4, atol=1e-4)
+
+
+def test_arena_reuses_the_memory_of_dead_values():
+    plan = plan_of(conv_chain(6, pool=True))
+    (seg,) = segments(plan)
+    one = 8 * 12 * 12 * 4  # bytes of one activation, a multiple of the 64-byte alignment
+    assert seg._arena_bytes == 2 * one  # a layer's input and output; the pool's output is handed back
+
+
+def test_threads_run_a_segment_each_on_its_own_buffers():
+    model = conv_chain(4, pool=True)
+    plan = plan_of(model)
+    inputs = [rand([1, 8, 12, 12]) for _ in range(4)]
+    want = [plan.run([x])[0] for x in inputs]
+    errors: list[str] = []
+
+    def worker(k: int) -> None:
+        for _ in range(25):
+            got = plan.run([inputs[k]])[0]
+            if not np.array_equal(got, want[k]):
+                errors.append(f"thread {k}: wrong result")
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_a_sum_never_overwrites_its_own_source():
+    """conv(r) + r: the destination cannot be r's buffer while the convolution reads r."""
+    x = Parameter(Type.f32, [1, 8, 7, 7])
+    r = Relu(Convolution(x, Constant(rand([8, 8, 3, 3])), **SAME))
+    y = Relu(Add(Convolution(r, Constant(rand([8, 8, 3, 3])), **SAME), r))
+    z = Relu(Convolution(y, Constant(rand([8, 8, 3, 3])), **SAME))
+    model = Model([AvgPool(z, strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0], kernel=[7, 7])], [x])
+    data = rand([1, 8, 7, 7])
+    np.testing.assert_allclose(plan_of(model).run([data])[0], run_reference(model, [data])[0], rtol=1e-4, atol=1e-3)
+
+
+def test_profiling_still_times_each_node():
+    compiled = ov.Core().compile_model(conv_chain(3, pool=True), "CPU", {**F32, "PERF_COUNT": True})
+    request = compiled.create_infer_request()
+    request.infer([rand([1, 8, 12, 12])])
+    executed = [p for p in request.get_profiling_info() if p.status == ov.ProfilingInfo.Status.EXECUTED]
+    assert sum(p.node_type in ("Convolution", "FusedConvolution") for p in executed) == 3
+
+
+def test_compiled_loop_contract():
+    steploop = native_segment._steploop
+    if steploop is None:
+        pytest.skip("vinerun was installed without a C compiler: the ctypes loop runs")
+    assert steploop.run(0, 0, 0, 0, 0, 0, 0, ()) == -1  # nothing to run
+    handle = (native_segment._HandleEntry * 1)(native_segment._HandleEntry(0, 3))  # buffer 3 of a 1-tuple
+    assert steploop.run(0, 0, 0, 0, 0, ctypes.addressof(handle), 1, (0,)) == -2  # refused, nothing called
+    with pytest.raises(TypeError):
+        steploop.run(0, 0, 0, 0, 0, 0, 0, [])

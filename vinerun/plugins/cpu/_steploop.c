@@ -1,0 +1,86 @@
+/* The native step loop of the CPU plugin's static segments (see native_segment.py).
+ *
+ * One call points the oneDNN memory objects of the segment's per-run buffers (its inputs and the outputs it
+ * hands back) at their addresses, then executes the segment's primitives in order, with the GIL released:
+ * no Python between two primitives. The oneDNN functions come in as addresses (from the ctypes binding), so
+ * this file needs no oneDNN headers and no link to libdnnl.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+typedef struct { int arg; void *memory; } exec_arg;                     /* dnnl_exec_arg_t */
+typedef int (*execute_fn)(void *primitive, void *stream, int nargs, const exec_arg *args);
+typedef int (*set_handle_fn)(void *memory, void *handle);
+
+typedef struct { void *primitive; int64_t nargs; const exec_arg *args; } step; /* as native_segment.Step */
+typedef struct { void *memory; int64_t buffer; } handle;                 /* as native_segment.Handle */
+
+/* run(execute, set_handle, stream, steps, n_steps, handles, n_handles, addresses) -> int
+ *
+ * addresses: a tuple of ints, the per-run buffers; handle i points memory i at addresses[buffer i].
+ * Returns -1 when every primitive ran, the index of the step that failed, or -2 when setting a handle did.
+ */
+static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "run() takes 8 arguments");
+        return NULL;
+    }
+    /* args: execute, set_handle, stream, steps, n_steps, handles, n_handles, addresses */
+    void *ptr[5];
+    static const int pointer_args[5] = {0, 1, 2, 3, 5};
+    for (int i = 0; i < 5; i++) {
+        ptr[i] = PyLong_AsVoidPtr(args[pointer_args[i]]);
+        if (ptr[i] == NULL && PyErr_Occurred()) return NULL;
+    }
+    Py_ssize_t n_steps = PyLong_AsSsize_t(args[4]), n_handles = PyLong_AsSsize_t(args[6]);
+    if ((n_steps < 0 || n_handles < 0) && PyErr_Occurred()) return NULL;
+    PyObject *addresses = args[7];
+    if (!PyTuple_Check(addresses)) {
+        PyErr_SetString(PyExc_TypeError, "run(): addresses must be a tuple");
+        return NULL;
+    }
+    Py_ssize_t n_addresses = PyTuple_GET_SIZE(addresses);
+    void *stack[64];
+    void **address = n_addresses <= 64 ? stack : PyMem_Malloc(sizeof(void *) * (size_t)n_addresses);
+    if (address == NULL) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n_addresses; i++) {
+        address[i] = PyLong_AsVoidPtr(PyTuple_GET_ITEM(addresses, i));
+        if (address[i] == NULL && PyErr_Occurred()) {
+            if (address != stack) PyMem_Free(address);
+            return NULL;
+        }
+    }
+    execute_fn execute = (execute_fn)ptr[0];
+    set_handle_fn set_handle = (set_handle_fn)ptr[1];
+    void *stream = ptr[2];
+    const step *steps = (const step *)ptr[3];
+    const handle *handles = (const handle *)ptr[4];
+    long failed = -1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n_handles; i++) {
+        int64_t b = handles[i].buffer;
+        if (b < 0 || b >= n_addresses || set_handle(handles[i].memory, address[b]) != 0) {
+            failed = -2;
+            break;
+        }
+    }
+    for (Py_ssize_t i = 0; failed == -1 && i < n_steps; i++) {
+        if (execute(steps[i].primitive, stream, (int)steps[i].nargs, steps[i].args) != 0) failed = (long)i;
+    }
+    Py_END_ALLOW_THREADS
+    if (address != stack) PyMem_Free(address);
+    return PyLong_FromLong(failed);
+}
+
+static PyMethodDef methods[] = {
+    {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL,
+     "run(execute, set_handle, stream, steps, n_steps, handles, n_handles, addresses) -> int"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_steploop", "The CPU plugin's native step loop.", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__steploop(void) { return PyModule_Create(&module); }

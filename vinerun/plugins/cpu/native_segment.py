@@ -1,0 +1,222 @@
+"""Native segments: runs of plan steps that are each one oneDNN primitive (or a view), executed by one call.
+
+The plan's Python loop costs ~5 us a step (the argument list, a fresh output array and its address, the handle
+and execute calls) and holds the GIL meanwhile: 0.3 ms of MobileNetV2's 4.7 ms, and a stream waits for it
+while another runs its Python. A segment fixes its buffers once per thread instead: a value that lives only
+inside the segment gets an offset in one arena (a liveness plan: memory is reused once its value is dead), the
+primitives' memory objects point there for good, and a run only points the memory objects of the segment's
+inputs and of the outputs it hands back, then executes the primitive list in C (``_steploop``) with the GIL
+released. Without the compiled loop the same list runs through ctypes.
+
+A run whose input does not have the layout the segment was planned for (a caller's strided array) runs the
+steps' Python kernels instead. Profiling runs those always (per-node times).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from vinerun.plugins.cpu.kernels._dnnl import DnnlError, library
+from vinerun.plugins.cpu.kernels._native import NativeStep, ValueLayout
+from vinerun.plugins.cpu.kernels._torch import strided_view
+
+try:
+    from vinerun.plugins.cpu import _steploop  # type: ignore[attr-defined]
+except ImportError:  # built without a C compiler: the ctypes loop
+    _steploop = None
+
+ALIGN = 64  # bytes: oneDNN's preferred alignment
+
+
+class _StepEntry(ctypes.Structure):
+    _fields_ = [("primitive", ctypes.c_void_p), ("nargs", ctypes.c_int64), ("args", ctypes.c_void_p)]
+
+
+class _HandleEntry(ctypes.Structure):
+    _fields_ = [("memory", ctypes.c_void_p), ("buffer", ctypes.c_int64)]
+
+
+class SegmentError(Exception):
+    """A step of a segment failed: ``node`` is the one to name."""
+
+    def __init__(self, node: Any, cause: Exception):
+        super().__init__(str(cause))
+        self.node, self.cause = node, cause
+
+
+def enabled() -> bool:
+    """Whether plans use native segments (``VINERUN_CPU_NATIVE=0`` turns them off: every step from Python)."""
+    return os.environ.get("VINERUN_CPU_NATIVE", "1") != "0" and library() is not None
+
+
+@dataclass
+class Group:
+    """Values sharing one buffer (a value, its views, the sum written into it)."""
+
+    root: int  # the slot whose layout allocates the buffer
+    members: list[int] = field(default_factory=list)
+    kind: str = "arena"  # "input" (made outside: a run points at it), "fresh" (allocated per run), "arena"
+    offset: int = 0  # in the arena
+    runtime: int = -1  # index in a run's address tuple ("input" and "fresh")
+
+
+def permutation(layout: ValueLayout) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(dims in memory order, the transposition back) when ``layout`` is a transposed C-contiguous array."""
+    shape, strides, dtype = layout
+    order = sorted(range(len(shape)), key=lambda i: (-strides[i], i))
+    step = dtype.itemsize
+    for i in reversed(order):
+        if shape[i] != 1 and strides[i] != step:
+            return None
+        step *= shape[i]
+    return tuple(shape[i] for i in order), tuple(int(i) for i in np.argsort(order))
+
+
+def _relayout(x: np.ndarray, layout: ValueLayout) -> np.ndarray:
+    """``x`` copied into a fresh array of ``layout`` (ATen's copy where it takes the dtype: all intra-op threads)."""
+    dims, back = permutation(layout)  # type: ignore[misc] - segments take only such input layouts
+    y = np.empty(dims, layout[2]).transpose(back)
+    dst, src = strided_view(y), strided_view(x)
+    if dst is not None and src is not None:
+        dst.copy_(src)
+    else:
+        np.copyto(y, x)
+    return y
+
+
+def nbytes(layout: ValueLayout) -> int:
+    return int(np.prod(layout[0], dtype=np.int64)) * layout[2].itemsize
+
+
+class Segment:
+    """Steps (plan ``Step`` objects, in order) and their native forms, run as one.
+
+    ``ins``: the slots a run reads (values made outside, in the layouts planned); ``outs``: the slots it
+    hands back (read after the segment, or model outputs), fresh arrays each run.
+    """
+
+    def __init__(self, steps: list[Any], natives: list[NativeStep], groups: dict[int, Group],
+                 layouts: dict[int, ValueLayout], outs: list[int], constants: dict[int, Any], arena: int):
+        self.steps, self.natives, self._groups, self._layouts = steps, natives, groups, layouts
+        self.outs, self._constants, self._arena_bytes = outs, constants, arena
+        unique = {id(g): g for g in groups.values()}.values()
+        inputs = sorted((g for g in unique if g.kind == "input"), key=lambda g: g.runtime)
+        self.ins = [g.root for g in inputs]
+        self._in_layouts = [layouts[s] for s in self.ins]
+        self._fresh = sorted((g for g in unique if g.kind == "fresh"), key=lambda g: g.runtime)
+        self._fresh_shapes = [(permutation(layouts[g.root])[0], layouts[g.root][2]) for g in self._fresh]  # type: ignore[index]
+        self._fresh_index = {id(g): i for i, g in enumerate(self._fresh)}
+        # each output: (its group's index among the fresh ones, dims in memory order, the transposition back)
+        self._out_views = []
+        for s in outs:
+            dims, back = permutation(layouts[s])  # type: ignore[misc]
+            self._out_views.append((self._fresh_index[id(groups[s])], dims, back))
+        self._local = threading.local()
+        self.free: list[int] = []  # the plan fills in the slots dead after the segment
+
+    @property
+    def nodes(self) -> list[Any]:
+        return [st.node for st in self.steps]
+
+    def __call__(self, inputs: list[Any]) -> list[Any]:
+        addresses = []
+        for k, (x, (shape, strides, dtype)) in enumerate(zip(inputs, self._in_layouts, strict=True)):
+            if not isinstance(x, np.ndarray) or x.shape != shape or x.dtype != dtype:
+                return self._python(inputs)
+            if x.strides != strides:  # e.g. an NCHW model input to a channels-last segment: copied in
+                x = inputs[k] = _relayout(x, self._in_layouts[k])
+            addresses.append(x.ctypes.data)
+        fresh = [np.empty(dims, dtype) for dims, dtype in self._fresh_shapes]
+        addresses += [a.ctypes.data for a in fresh]
+        failed = self._instance().run(tuple(addresses))
+        if failed != -1:
+            node = self.steps[failed].node if failed >= 0 else self.steps[0].node
+            raise SegmentError(node, DnnlError("oneDNN execution failed" if failed >= 0
+                                               else "oneDNN: pointing a buffer at a run's array failed"))
+        return [fresh[g].reshape(dims).transpose(back) for g, dims, back in self._out_views]
+
+    def _python(self, inputs: list[Any]) -> list[Any]:
+        """The steps' own kernels (an input in another layout than planned)."""
+        values: dict[int, Any] = {**self._constants, -1: None, **dict(zip(self.ins, inputs, strict=True))}
+        for st in self.steps:
+            try:
+                outs = st.kernel.fn([values[s] for s in st.ins])
+            except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
+                raise SegmentError(st.node, e) from e
+            values.update(zip(st.outs, outs, strict=False))
+        return [values[s] for s in self.outs]
+
+    def _instance(self) -> _Instance:
+        threads = torch.get_num_threads()
+        instances = getattr(self._local, "by_threads", None)
+        if instances is None:
+            instances = self._local.by_threads = {}
+        inst = instances.get(threads)
+        if inst is None:
+            inst = instances[threads] = _Instance(self, threads)
+        return inst
+
+
+class _Instance:
+    """A segment on one thread at one thread count: its arena, its primitives' memory objects pointed there,
+    the step and handle tables the native loop reads."""
+
+    def __init__(self, seg: Segment, threads: int):
+        lib = library()
+        assert lib is not None  # segments are planned only with the binding
+        self._arena = np.empty(seg._arena_bytes + ALIGN, np.uint8)
+        base = -self._arena.ctypes.data % ALIGN + self._arena.ctypes.data
+        set_handle = lib.lib.dnnl_memory_set_data_handle
+        steps, handles, self._keep = [], [], []
+        for st, native in zip(seg.steps, seg.natives, strict=True):
+            if native.primitive is None:
+                continue
+            b = native.primitive.binding(native.key(threads))
+            self._keep.append(b)
+            for buf, mem in zip(native.buffers, b.memories, strict=True):
+                slot = (st.outs if buf.output else st.ins)[buf.index]
+                g = seg._groups[slot]
+                if g.kind == "arena":
+                    lib.check(set_handle(mem, base + g.offset), "memory_set_data_handle")
+                else:
+                    handles.append((mem.value, g.runtime))
+            steps.append((b.primitive.value, len(b.args), ctypes.addressof(b.args), st))
+        self._steps = (_StepEntry * len(steps))(*[_StepEntry(p, n, a) for p, n, a, _ in steps])
+        self._handles = (_HandleEntry * len(handles))(*[_HandleEntry(m, i) for m, i in handles])
+        self._stream = lib.stream().value
+        fns = lib.lib
+        self._execute, self._set_handle = fns.dnnl_primitive_execute, set_handle
+        address = ctypes.cast
+        self._args = (address(fns.dnnl_primitive_execute, ctypes.c_void_p).value,
+                      address(set_handle, ctypes.c_void_p).value, self._stream,
+                      ctypes.addressof(self._steps), len(steps), ctypes.addressof(self._handles), len(handles))
+        self._py_steps = [(p, n, a) for p, n, a, _ in steps]
+        self._py_handles = handles
+        # a failed step's index in the segment's steps (views are not in the table)
+        self._index = [seg.steps.index(s[3]) for s in steps]
+
+    def run(self, addresses: tuple[int, ...]) -> int:
+        """-1, or the index (in the segment's steps) of the step that failed, or -2 (a handle failed)."""
+        if _steploop is not None:
+            failed = _steploop.run(*self._args, addresses)
+        else:
+            failed = self._run_ctypes(addresses)
+        return failed if failed < 0 else self._index[failed]
+
+    def _run_ctypes(self, addresses: tuple[int, ...]) -> int:
+        for mem, buffer in self._py_handles:
+            if self._set_handle(mem, addresses[buffer]):
+                return -2
+        stream, execute = self._stream, self._execute
+        for i, (prim, nargs, args) in enumerate(self._py_steps):
+            if execute(prim, stream, nargs, args):
+                return i
+        return -1
+
