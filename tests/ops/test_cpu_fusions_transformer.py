@@ -179,6 +179,17 @@ def test_layer_norm_fused(dtype, gamma, beta):
     assert runtime_types(compiled) == ["FusedLayerNorm"]
 
 
+@pytest.mark.parametrize("dtype", [np.float32, BF16])
+def test_layer_norm_runs_on_onednn_where_bound(dtype):
+    from vinerun.plugins.cpu.kernels._dnnl import library
+    from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16
+
+    compiled = check_against_reference(layer_norm_graph(dtype, shape=(3, 7, 48)), [rand([3, 7, 48], dtype, 3.0)], dtype)
+    direct = library() is not None and (dtype == np.float32 or mkldnn_bf16())
+    want = exec_type("onednn_layer_norm" if direct else "aten_layer_norm_fused", dtype)
+    assert [s.kernel.exec_type for s in compiled._impl.plan.steps] == [want]
+
+
 def test_layer_norm_scalar_gamma_and_rank2():
     model = layer_norm_graph(shape=(4, 8), gamma_shape=[1])
     compiled = check_against_reference(model, [rand([4, 8])])

@@ -1,4 +1,5 @@
-"""More oneDNN primitives on the binding of :mod:`._dnnl`: matrix product, softmax, pooling and reorder.
+"""More oneDNN primitives on the binding of :mod:`._dnnl`: matrix product, softmax, pooling, layer
+normalization and reorder.
 
 Each is made once per thread count (the key) and called on raw buffer addresses, like
 :class:`~._dnnl.Conv2d`. A layout is ``(dims, element strides, data type)``; strides describe any view
@@ -28,6 +29,7 @@ from vinerun.plugins.cpu.kernels._dnnl import (
 
 Layout = tuple[tuple[int, ...], tuple[int, ...], int]
 BINARY_ADD, SOFTMAX_ACCURATE, POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1FFF0, 0x30000, 0x1FF, 0x2FF, 0x3FF
+_USE_SCALE, _USE_SHIFT, _ARG_SCALE, _ARG_SHIFT = 0x2, 0x4, 51, 52  # oneDNN 3.x normalization flags, arguments
 
 
 def dense(dims: tuple[int, ...], dtype: int) -> Layout:
@@ -147,3 +149,27 @@ class Reorder(_SrcDst):
                                                             self.dst_md, lib.engine, attr),
                   "reorder_primitive_desc_create")
         return pd
+
+
+class LayerNorm(_SrcDst):
+    """Layer normalization over the last axis: ``(x - mean) / sqrt(var + eps) * gamma + beta``, statistics
+    in f32 (also for a bf16 source), f32 gamma and beta."""
+
+    def __init__(self, lib: Library, src: Layout, dst: Layout, eps: float, gamma: np.ndarray, beta: np.ndarray):
+        super().__init__(lib, src, dst)
+        self.eps = eps
+        self.gamma = np.ascontiguousarray(gamma, np.float32).reshape(-1)
+        self.beta = np.ascontiguousarray(beta, np.float32).reshape(-1)
+
+    def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib, pd = self.lib, ctypes.c_void_p()
+        lib.check(lib.lib.dnnl_layer_normalization_forward_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, _FWD_INFERENCE, self.src_md, self.dst_md, None, ctypes.c_float(self.eps),
+            ctypes.c_uint(_USE_SCALE | _USE_SHIFT), attr), "layer_normalization_primitive_desc_create")
+        return pd
+
+    def _constants(self, pd: ctypes.c_void_p) -> list[tuple[int, ctypes.c_void_p]]:
+        lib = self.lib
+        md = self.md(self.gamma.shape, (1,))
+        return [(_ARG_SCALE, self._own("memory", lib.memory(md, self.gamma.ctypes.data))),
+                (_ARG_SHIFT, self._own("memory", lib.memory(md, self.beta.ctypes.data)))]
