@@ -16,6 +16,7 @@ from vinerun.ir.model import Model
 from vinerun.ops.activations import Clamp, Elu, Gelu, HSwish, Mish, Relu, Sigmoid, SoftPlus, Swish, Tanh
 from vinerun.ops.arithmetic import Add
 from vinerun.ops.convolution import Convolution, GroupConvolution
+from vinerun.ops.matmul import MatMul
 from vinerun.plugins.cpu.fused_ops import FusedConvolution, conv_fusion
 from vinerun.plugins.cpu.plan import Plan
 from vinerun.transformations.fusions import match_chain
@@ -387,14 +388,34 @@ def test_matmul_other_dtypes_use_aten(dtype):
 
 @pytest.mark.parametrize("act", ["relu", "sigmoid"])
 def test_matmul_dynamic_batch(act):
-    """A dynamic leading dimension packs without a row hint and runs any batch (a single row on MKL's addmm)."""
+    """A dynamic leading dimension runs any batch: a oneDNN primitive per row count for the first few counts
+    (direct binding, AVX-512), then the PyTorch path (a single row on MKL's addmm)."""
+    from vinerun.plugins.cpu.kernels.matmul_dnnl import ROW_COUNTS
+
     model = matmul_graph(act=act)
     model.reshape({"x": [-1, -1, 12]})
     compiled = ov.Core().compile_model(model, "CPU", F32)
-    for shape in ([1, 1, 12], [1, 5, 12], [3, 5, 12]):
+    shapes = [[1, 1, 12], [1, 5, 12], [3, 5, 12], [2, 1, 12], [7, 1, 12], [1, 9, 12], [1, 1, 12], [3, 5, 12]]
+    assert len({a * b for a, b, _ in shapes}) > ROW_COUNTS  # past the primitives: the fallback runs too
+    request = compiled.create_infer_request()
+    for shape in shapes:
         x = rand(shape)
-        np.testing.assert_allclose(compiled.create_infer_request().infer([x])[0], run_reference(model, [x])[0],
-                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(request.infer([x])[0], run_reference(model, [x])[0], rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_dynamic_rows_bf16():
+    """bf16 with rows known at run time (as in a decoder step), then a residual add (not fused: dynamic shape)."""
+    x = Parameter(BF16, [-1, 16], name="x")
+    y = Add(MatMul(x, Constant(rand([16, 16], BF16))), x)
+    model = Model([Result(y.output(0))], [x], "dyn_rows")
+    compiled = ov.Core().compile_model(model, "CPU")
+    assert compiled._impl.plan.steps[0].kernel.exec_type == exec_type(
+        bf16_kernel("onednn_matmul", "onednn_linear", "aten_matmul_fused"), BF16)
+    request = compiled.create_infer_request()
+    for rows in (1, 3, 1, 6):
+        data = rand([rows, 16], BF16)
+        got, want = request.infer([data])[0], run_reference(model, [data])[0]
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), **tolerance(BF16))
 
 
 @pytest.mark.parametrize("case", ["weight_not_constant", "weight_3d", "bias_not_per_channel", "two_readers"])

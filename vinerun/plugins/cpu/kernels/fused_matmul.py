@@ -27,7 +27,7 @@ from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._dnnl import library
 from vinerun.plugins.cpu.kernels._torch import float_node, mkldnn_bf16, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.fused_conv import _onednn_attr, _Parts
-from vinerun.plugins.cpu.kernels.matmul_dnnl import dnnl_linear_kernel
+from vinerun.plugins.cpu.kernels.matmul_dnnl import dnnl_dynamic_linear_kernel, dnnl_linear_kernel
 
 _MKLDNN = torch.ops.mkldnn
 _AVX512 = "avx512f" in cpu_flags()
@@ -191,4 +191,8 @@ def _direct_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
     if node.get_input_element_type(0).get_type_name() != "bf16" and not _AVX512:
         return None
     kn = w.T if node.transpose_b else w
-    return dnnl_linear_kernel(node, parts, kn, _bias(node, parts, kn.shape[1], np.dtype(np.float32)))
+    bias = _bias(node, parts, kn.shape[1], np.dtype(np.float32))
+    if node.get_input_partial_shape(0).is_static():
+        return dnnl_linear_kernel(node, parts, kn, bias)
+    fallback = _onednn_kernel(node, parts, w) or _aten_kernel(node, parts, w)
+    return dnnl_dynamic_linear_kernel(node, parts, kn, bias, fallback)
