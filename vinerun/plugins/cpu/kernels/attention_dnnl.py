@@ -1,6 +1,6 @@
-"""bf16 FusedAttention through the direct oneDNN binding: ``softmax(q k^T * scale + mask) v`` as a matmul
-(scale and mask as post-ops, f32 scores), a softmax (f32 in, bf16 out) and a matmul that writes the heads
-merged in place.
+"""bf16 and f32 FusedAttention through the direct oneDNN binding: ``softmax(q k^T * scale + mask) v`` as a matmul
+(scale and mask as post-ops, f32 scores), a softmax (f32 in, the input type out) and a matmul that writes the
+heads merged in place. f32 only on AVX-512 CPUs, as the f32 matrix products (:mod:`.fused_matmul`).
 
 Heads are strided views: ``q``/``k``/``v`` of shape ``[B, S, H*D]`` (a VariadicSplit's parts included) are
 described to oneDNN as ``[B, H, S, D]`` by their strides, ``k`` transposed by its strides too, and a merged
@@ -19,20 +19,22 @@ import numpy as np
 import torch
 
 from vinerun.ir.node import Node
+from vinerun.plugins.cpu.device_info import cpu_flags
 from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, F32, DnnlError, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, Layout, MatMul, Softmax, dense, layout_of
 from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16, strided_view
 
 _LINEAR = 0x26  # dnnl_eltwise_linear: alpha * x + beta
+_AVX512 = "avx512f" in cpu_flags()
 
 
-def _heads(a: np.ndarray, heads: int, split: bool) -> Layout:
+def _heads(a: np.ndarray, heads: int, split: bool, dt: int) -> Layout:
     """``a`` as a ``[B, H, S, D]`` layout: a split ``[B, S, H*D]`` by strides, else as it is."""
-    dims, strides, _ = layout = layout_of(a, BF16)
+    dims, strides, _ = layout = layout_of(a, dt)
     if not split:
         return layout
     b, s, e = dims
-    return (b, heads, s, e // heads), (strides[0], e // heads * strides[2], strides[1], strides[2]), BF16
+    return (b, heads, s, e // heads), (strides[0], e // heads * strides[2], strides[1], strides[2]), dt
 
 
 def _transposed(lay: Layout) -> Layout:
@@ -51,9 +53,10 @@ class _Plan:
         scores = dense((b, h, sq, sk), F32)
         post = [("eltwise", _LINEAR, scale, 0.0)] + ([("binary", BINARY_ADD, mask)] if mask is not None else [])
         self.qk = MatMul(lib, q, _transposed(k), scores, None, post)
-        self.softmax = Softmax(lib, scores, dense((b, h, sq, sk), BF16), 3)
-        out = ((b, h, sq, dv), (sq * h * dv, dv, h * dv, 1), BF16) if merge else dense((b, h, sq, dv), BF16)
-        self.pv = MatMul(lib, dense((b, h, sq, sk), BF16), v, out)
+        dt = q[2]
+        self.softmax = Softmax(lib, scores, dense((b, h, sq, sk), dt), 3)
+        out = ((b, h, sq, dv), (sq * h * dv, dv, h * dv, 1), dt) if merge else dense((b, h, sq, dv), dt)
+        self.pv = MatMul(lib, dense((b, h, sq, sk), dt), v, out)
         self.shapes = (b, h, sq, sk), ((b, sq, h * dv) if merge else (b, h, sq, dv))
         if any(optimized_impl(p, torch.get_num_threads()) is None for p in (self.qk, self.softmax, self.pv)):
             raise DnnlError("no optimized oneDNN implementation for these layouts")
@@ -62,7 +65,7 @@ class _Plan:
         threads = torch.get_num_threads()
         score_shape, out_shape = self.shapes
         scores = np.empty(score_shape, np.float32)
-        probs = np.empty(score_shape, q.dtype)
+        probs = scores if q.dtype == np.float32 else np.empty(score_shape, q.dtype)  # f32: softmax in place
         out = np.empty(out_shape, q.dtype)
         extra = () if mask is None else (mask.ctypes.data,)
         self.qk(threads, q.ctypes.data, k.ctypes.data, scores.ctypes.data, *extra)
@@ -77,10 +80,12 @@ def _usable(a: np.ndarray) -> np.ndarray:
 
 
 def dnnl_attention_run(node: Node, fallback: Callable[[list], list]) -> Callable[[list], list] | None:
-    """A run function for a bf16 FusedAttention with a float mask (or none), or None when it does not apply."""
+    """A run function for a bf16 (or, on AVX-512 CPUs, f32) FusedAttention with a float mask (or none), or None
+    when it does not apply."""
     types = {node.get_input_element_type(i).get_type_name() for i in range(3)}
-    if library() is None or types != {"bf16"} or not mkldnn_bf16():
+    if library() is None or not (types == {"bf16"} and mkldnn_bf16() or types == {"f32"} and _AVX512):
         return None
+    dt = BF16 if types == {"bf16"} else F32
     if node.get_input_size() > 3 and node.get_input_element_type(3).get_type_name() not in ("bf16", "f32"):
         return None
     heads, scale, merge = node.heads, float(node.scale), node.merge  # type: ignore[attr-defined]
@@ -90,7 +95,7 @@ def dnnl_attention_run(node: Node, fallback: Callable[[list], list]) -> Callable
     def run(inputs: list) -> list:
         q, k, v = (_usable(a) for a in inputs[:3])
         mask = inputs[3] if len(inputs) > 3 else None
-        layouts = [_heads(a, heads, s) for a, s in zip((q, k, v), split, strict=True)]
+        layouts = [_heads(a, heads, s, dt) for a, s in zip((q, k, v), split, strict=True)]
         mask_layout = None
         if mask is not None:
             mask = np.ascontiguousarray(mask.reshape((1,) * (4 - mask.ndim) + mask.shape))

@@ -2,8 +2,9 @@
 
 Inputs named in the node's ``split`` arrive as ``[B, S, H*D]`` (possibly strided, e.g. the parts of a
 VariadicSplit) and are viewed as ``[B, H, S, D]`` without a copy; a merged output is written back as
-``[B, S, H*D]`` in one copy. float16 computes in float32 (no native CPU half kernels); bfloat16 runs oneDNN
-directly (:mod:`.attention_dnnl`), with this ATen path as its fallback.
+``[B, S, H*D]`` in one copy. float16 computes in float32 (no native CPU half kernels); bfloat16, and float32 on
+AVX-512 CPUs, run oneDNN directly (:mod:`.attention_dnnl`), with this ATen path as its fallback (BERT 6x384's
+six f32 layers: 2.3 ms on ATen, 1.8-1.9 ms on oneDNN, 2 threads).
 """
 
 from __future__ import annotations
@@ -49,5 +50,5 @@ def fused_attention(node: Node) -> Kernel | None:
             y = y.transpose(1, 2).reshape(b, s, h * d)
         return [to_numpy(y.to(dtype).contiguous())]
 
-    direct = dnnl_attention_run(node, run)  # bf16: oneDNN primitives, ATen as the fallback
+    direct = dnnl_attention_run(node, run)  # oneDNN primitives, ATen as the fallback
     return Kernel(run, "aten_sdpa_fused") if direct is None else Kernel(direct, "onednn_attention")
