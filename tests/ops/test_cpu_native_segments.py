@@ -102,6 +102,8 @@ def test_an_input_in_another_layout_is_copied_into_the_planned_one():
     for data in (x, wrong):
         np.testing.assert_allclose(plan.run([data])[0], run_reference(model, [np.ascontiguousarray(data)])[0],
                                    rtol=1e-4, atol=1e-4)
+    (seg,) = segments(plan)
+    assert any(r is not None for r in seg._reorders.values())  # copied in by a oneDNN reorder
 
 
 def test_arena_reuses_the_memory_of_dead_values():

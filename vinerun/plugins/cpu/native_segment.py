@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from vinerun.plugins.cpu.kernels._dnnl import DnnlError, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, DnnlError, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
 from vinerun.plugins.cpu.kernels._native import NativeStep, ValueLayout
 from vinerun.plugins.cpu.kernels._torch import strided_view
 
@@ -79,16 +80,37 @@ def permutation(layout: ValueLayout) -> tuple[tuple[int, ...], tuple[int, ...]] 
     return tuple(shape[i] for i in order), tuple(int(i) for i in np.argsort(order))
 
 
-def _relayout(x: np.ndarray, layout: ValueLayout) -> np.ndarray:
-    """``x`` copied into a fresh array of ``layout`` (ATen's copy where it takes the dtype: all intra-op threads)."""
+def _relayout(x: np.ndarray, layout: ValueLayout, reorders: dict[tuple, Any]) -> np.ndarray:
+    """``x`` copied into a fresh array of ``layout``: by a oneDNN reorder made once per pair of layouts (an NCHW
+    image to channels-last: 29 us where ATen's copy takes 91 and NumPy's 183, 1x3x224x224 f32, 1 thread), else
+    ATen's copy, else NumPy's."""
     dims, back = permutation(layout)  # type: ignore[misc] - segments take only such input layouts
     y = np.empty(dims, layout[2]).transpose(back)
+    key = (x.strides, layout)
+    if key not in reorders:
+        reorders[key] = _reorder(x, layout)
+    reorder = reorders[key]
+    if reorder is not None and all(s >= 0 for s in x.strides):
+        reorder(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
+        return y
     dst, src = strided_view(y), strided_view(x)
     if dst is not None and src is not None:
         dst.copy_(src)
     else:
         np.copyto(y, x)
     return y
+
+
+def _reorder(x: np.ndarray, layout: ValueLayout) -> Reorder | None:
+    """A oneDNN reorder from ``x``'s layout to ``layout`` (same dtype), or None where oneDNN has no fast one."""
+    dt = DATA_TYPES.get(x.dtype.name)
+    lib = library()
+    if dt is None or lib is None or any(s < 0 or s % x.itemsize for s in x.strides):
+        return None
+    src = (x.shape, tuple(s // x.itemsize for s in x.strides), dt)
+    dst = (layout[0], tuple(s // x.itemsize for s in layout[1]), dt)
+    reorder = Reorder(lib, src, dst)
+    return reorder if optimized_impl(reorder, torch.get_num_threads()) is not None else None
 
 
 def nbytes(layout: ValueLayout) -> int:
@@ -119,6 +141,7 @@ class Segment:
             dims, back = permutation(layouts[s])  # type: ignore[misc]
             self._out_views.append((self._fresh_index[id(groups[s])], dims, back))
         self._local = threading.local()
+        self._reorders: dict[tuple, Any] = {}  # (input strides, planned layout) -> a oneDNN reorder or None
         self.free: list[int] = []  # the plan fills in the slots dead after the segment
 
     @property
@@ -131,7 +154,7 @@ class Segment:
             if not isinstance(x, np.ndarray) or x.shape != shape or x.dtype != dtype:
                 return self._python(inputs)
             if x.strides != strides:  # e.g. an NCHW model input to a channels-last segment: copied in
-                x = inputs[k] = _relayout(x, self._in_layouts[k])
+                x = inputs[k] = _relayout(x, self._in_layouts[k], self._reorders)
             addresses.append(x.ctypes.data)
         fresh = [np.empty(dims, dtype) for dims, dtype in self._fresh_shapes]
         addresses += [a.ctypes.data for a in fresh]
