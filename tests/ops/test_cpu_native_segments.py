@@ -95,7 +95,7 @@ def test_handed_back_arrays_outlive_the_next_inference():
 
 
 def test_an_input_in_another_layout_is_copied_into_the_planned_one():
-    model = conv_chain(2)
+    model = conv_chain(2, pool=True)
     plan = plan_of(model)
     x = np.ascontiguousarray(rand([1, 12, 12, 8])).transpose(0, 3, 1, 2)  # channels-last strides
     wrong = np.asfortranarray(rand([1, 8, 12, 12]))
