@@ -14,6 +14,7 @@ import pytest
 
 import vinerun as ov
 from tests.ops._precision import F32
+from vinerun.errors import InferenceError
 from vinerun.ir.core_ops import Constant, Parameter
 from vinerun.ir.interpreter import run_reference
 from vinerun.ir.model import Model
@@ -162,3 +163,11 @@ def test_compiled_loop_contract():
     assert steploop.run(0, 0, 0, 0, 0, ctypes.addressof(handle), 1, (0,)) == -2  # refused, nothing called
     with pytest.raises(TypeError):
         steploop.run(0, 0, 0, 0, 0, 0, 0, [])
+
+
+def test_a_failed_primitive_names_its_node(monkeypatch):
+    plan = plan_of(conv_chain(3, pool=True))
+    (seg,) = segments(plan)
+    monkeypatch.setattr(native_segment._Instance, "run", lambda self, addresses: 1)  # as if step 1 failed
+    with pytest.raises(InferenceError, match=rf"'{seg.steps[1].node.friendly_name}'.*oneDNN execution failed"):
+        plan.run([rand([1, 8, 12, 12])])
