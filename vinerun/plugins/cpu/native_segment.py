@@ -80,32 +80,34 @@ def permutation(layout: ValueLayout) -> tuple[tuple[int, ...], tuple[int, ...]] 
     return tuple(shape[i] for i in order), tuple(int(i) for i in np.argsort(order))
 
 
-def _relayout(x: np.ndarray, layout: ValueLayout, reorders: dict[tuple, Any]) -> np.ndarray:
-    """``x`` copied into a fresh array of ``layout``: by a oneDNN reorder made once per pair of layouts (an NCHW
-    image to channels-last: 29 us where ATen's copy takes 91 and NumPy's 183, 1x3x224x224 f32, 1 thread), else
-    ATen's copy, else NumPy's."""
-    dims, back = permutation(layout)  # type: ignore[misc] - segments take only such input layouts
-    y = np.empty(dims, layout[2]).transpose(back)
-    key = (x.strides, layout)
-    if key not in reorders:
-        reorders[key] = _reorder(x, layout)
-    reorder = reorders[key]
-    if reorder is not None and all(s >= 0 for s in x.strides):
-        reorder(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
+class _CopyIn:
+    """Copies arrays laid out as the first one seen into fresh arrays of the planned ``layout``: by a oneDNN
+    reorder (an NCHW image to channels-last: 29 us where ATen's copy takes 91 and NumPy's 183, 1x3x224x224 f32,
+    1 thread), else ATen's copy, else NumPy's."""
+
+    def __init__(self, x: np.ndarray, layout: ValueLayout):
+        self.dims, self.back = permutation(layout)  # type: ignore[misc] - segments take only such input layouts
+        self.dtype = layout[2]
+        self.reorder = _reorder(x, layout)
+
+    def __call__(self, a: np.ndarray) -> np.ndarray:
+        y = np.empty(self.dims, self.dtype).transpose(self.back)
+        if self.reorder is not None:
+            self.reorder(torch.get_num_threads(), a.ctypes.data, y.ctypes.data)
+            return y
+        dst, src = strided_view(y), strided_view(a)
+        if dst is not None and src is not None:
+            dst.copy_(src)
+        else:
+            np.copyto(y, a)
         return y
-    dst, src = strided_view(y), strided_view(x)
-    if dst is not None and src is not None:
-        dst.copy_(src)
-    else:
-        np.copyto(y, x)
-    return y
 
 
 def _reorder(x: np.ndarray, layout: ValueLayout) -> Reorder | None:
     """A oneDNN reorder from ``x``'s layout to ``layout`` (same dtype), or None where oneDNN has no fast one."""
     dt = DATA_TYPES.get(x.dtype.name)
     lib = library()
-    if dt is None or lib is None or any(s < 0 or s % x.itemsize for s in x.strides):
+    if dt is None or lib is None or any(s <= 0 or s % x.itemsize for s in x.strides):
         return None
     src = (x.shape, tuple(s // x.itemsize for s in x.strides), dt)
     dst = (layout[0], tuple(s // x.itemsize for s in layout[1]), dt)
@@ -141,7 +143,7 @@ class Segment:
             dims, back = permutation(layouts[s])  # type: ignore[misc]
             self._out_views.append((self._fresh_index[id(groups[s])], dims, back))
         self._local = threading.local()
-        self._reorders: dict[tuple, Any] = {}  # (input strides, planned layout) -> a oneDNN reorder or None
+        self._copiers: dict[tuple, _CopyIn] = {}  # (input index, its strides) -> its copy-in
         self.free: list[int] = []  # the plan fills in the slots dead after the segment
 
     @property
@@ -154,7 +156,10 @@ class Segment:
             if not isinstance(x, np.ndarray) or x.shape != shape or x.dtype != dtype:
                 return self._python(inputs)
             if x.strides != strides:  # e.g. an NCHW model input to a channels-last segment: copied in
-                x = inputs[k] = _relayout(x, self._in_layouts[k], self._reorders)
+                copy = self._copiers.get((k, x.strides))
+                if copy is None:
+                    copy = self._copiers[(k, x.strides)] = _CopyIn(x, self._in_layouts[k])
+                x = inputs[k] = copy(x)
             addresses.append(x.ctypes.data)
         fresh = [np.empty(dims, dtype) for dims, dtype in self._fresh_shapes]
         addresses += [a.ctypes.data for a in fresh]
