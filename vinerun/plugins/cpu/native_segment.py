@@ -8,8 +8,10 @@ primitives' memory objects point there for good, and a run only points the memor
 inputs and of the outputs it hands back, then executes the primitive list in C (``_steploop``) with the GIL
 released. Without the compiled loop the same list runs through ctypes.
 
-A run whose input does not have the layout the segment was planned for (a caller's strided array) runs the
-steps' Python kernels instead. Profiling runs those always (per-node times).
+An input in another layout than planned (an NCHW image for a channels-last convolution, a caller's strided
+array) is first copied into the planned one; an input of another dtype or shape runs the steps' Python kernels.
+Profiling runs those always (per-node times). Measured: 0.53 us a step against 5.6 from Python, ~13 us fixed
+per run (``benchmarks/step_overhead.py``).
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ class Segment:
 
     def __init__(self, steps: list[Any], natives: list[NativeStep], groups: dict[int, Group],
                  layouts: dict[int, ValueLayout], outs: list[int], constants: dict[int, Any], arena: int):
-        self.steps, self.natives, self._groups, self._layouts = steps, natives, groups, layouts
+        self.steps, self.natives, self._groups = steps, natives, groups
         self.outs, self._constants, self._arena_bytes = outs, constants, arena
         unique = {id(g): g for g in groups.values()}.values()
         inputs = sorted((g for g in unique if g.kind == "input"), key=lambda g: g.runtime)
@@ -144,11 +146,12 @@ class Segment:
             self._out_views.append((self._fresh_index[id(groups[s])], dims, back))
         self._local = threading.local()
         self._copiers: dict[tuple, _CopyIn] = {}  # (input index, its strides) -> its copy-in
-        self.free: list[int] = []  # the plan fills in the slots dead after the segment
+        self.free = [slot for st in steps for slot in st.free]  # slots whose last reader is in the segment
 
     @property
-    def nodes(self) -> list[Any]:
-        return [st.node for st in self.steps]
+    def node(self) -> Any:
+        """The first step's node (named when the segment fails outside a step)."""
+        return self.steps[0].node
 
     def __call__(self, inputs: list[Any]) -> list[Any]:
         addresses = []
@@ -171,7 +174,7 @@ class Segment:
         return [fresh[g].reshape(dims).transpose(back) for g, dims, back in self._out_views]
 
     def _python(self, inputs: list[Any]) -> list[Any]:
-        """The steps' own kernels (an input in another layout than planned)."""
+        """The steps' own kernels (an input of another dtype or shape than planned, or not an array)."""
         values: dict[int, Any] = {**self._constants, -1: None, **dict(zip(self.ins, inputs, strict=True))}
         for st in self.steps:
             try:
@@ -198,7 +201,8 @@ class _Instance:
 
     def __init__(self, seg: Segment, threads: int):
         lib = library()
-        assert lib is not None  # segments are planned only with the binding
+        if lib is None:  # segments are planned only with the binding
+            raise DnnlError("native segment without the oneDNN binding")
         self._arena = np.empty(seg._arena_bytes + ALIGN, np.uint8)
         base = -self._arena.ctypes.data % ALIGN + self._arena.ctypes.data
         set_handle = lib.lib.dnnl_memory_set_data_handle

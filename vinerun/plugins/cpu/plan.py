@@ -95,9 +95,7 @@ class Plan:
                                             if native_enabled() else list(self.steps))
         # (kernel fn, input slots (-1: the last slot, always None), output slots, the single output or -1, frees)
         self._fast = [(item.kernel.fn if isinstance(item, Step) else item, tuple(item.ins), item.outs,
-                       item.outs[0] if len(item.outs) == 1 else -1,
-                       tuple(item.free) if isinstance(item, Step) else tuple(s for st in item.steps for s in st.free))
-                      for item in self.items]
+                       item.outs[0] if len(item.outs) == 1 else -1, tuple(item.free)) for item in self.items]
 
     def _plan_liveness(self) -> None:
         keep = set(self.output_slots) | set(self.constants)
@@ -186,8 +184,7 @@ class Plan:
         except SegmentError as e:
             raise _node_error(e.node, e.cause) from e.cause
         except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
-            item = self.items[i]
-            raise _node_error(item.node if isinstance(item, Step) else item.steps[0].node, e) from e
+            raise _node_error(self.items[i].node, e) from e
 
     def _run_profiled(self, values: list[Any], profile: list[ProfilingInfo]) -> None:
         for step in self.steps:
