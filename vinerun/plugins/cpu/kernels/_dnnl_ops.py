@@ -1,5 +1,5 @@
 """More oneDNN primitives on the binding of :mod:`._dnnl`: matrix product, softmax, pooling, layer
-normalization and reorder.
+normalization, concatenation and reorder.
 
 Each is made once per thread count (the key) and called on raw buffer addresses, like
 :class:`~._dnnl.Conv2d`. A layout is ``(dims, element strides, data type)``; strides describe any view
@@ -30,6 +30,7 @@ from vinerun.plugins.cpu.kernels._dnnl import (
 Layout = tuple[tuple[int, ...], tuple[int, ...], int]
 BINARY_ADD, SOFTMAX_ACCURATE, POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1FFF0, 0x30000, 0x1FF, 0x2FF, 0x3FF
 _USE_SCALE, _USE_SHIFT, _ARG_SCALE, _ARG_SHIFT = 0x2, 0x4, 51, 52  # oneDNN 3.x normalization flags, arguments
+_ARG_MULTIPLE_SRC = 1024
 
 
 def dense(dims: tuple[int, ...], dtype: int) -> Layout:
@@ -173,3 +174,27 @@ class LayerNorm(_SrcDst):
         md = self.md(self.gamma.shape, (1,))
         return [(_ARG_SCALE, self._own("memory", lib.memory(md, self.gamma.ctypes.data))),
                 (_ARG_SHIFT, self._own("memory", lib.memory(md, self.beta.ctypes.data)))]
+
+
+class Concat(Primitive):
+    """Concatenation of ``srcs`` along ``axis`` into ``dst``, any strides on either side (channels-last tensors
+    joined along their channels stay channels-last). A call passes ``(src 0, dst, src 1, src 2, ...)`` addresses.
+    """
+
+    def __init__(self, lib: Library, srcs: list[Layout], dst: Layout, axis: int):
+        super().__init__(lib)
+        self.src_mds = [self.md(*src) for src in srcs]
+        self.dst_md = self.md(*dst)
+        self.axis = axis
+
+    def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib, pd = self.lib, ctypes.c_void_p()
+        srcs = (ctypes.c_void_p * len(self.src_mds))(*[md.value for md in self.src_mds])
+        lib.check(lib.lib.dnnl_concat_primitive_desc_create(ctypes.byref(pd), lib.engine, self.dst_md,
+                                                            len(self.src_mds), self.axis, srcs, attr),
+                  "concat_primitive_desc_create")
+        return pd
+
+    def _runtime(self, key: int) -> list[tuple[int, ctypes.c_void_p]]:
+        more = [(_ARG_MULTIPLE_SRC + i, md) for i, md in enumerate(self.src_mds) if i > 0]
+        return [(_ARG_MULTIPLE_SRC, self.src_mds[0]), (ARG_DST, self.dst_md), *more]
