@@ -48,14 +48,15 @@ class InferRequest:
         #: set by AsyncInferQueue: called with the error (or None) instead of the user callback
         self._done_hook: Callable[[BaseException | None], None] | None = None
         self._t0 = 0.0
+        self._ports = (compiled.inputs, compiled.outputs)  # a compiled model's ports never change: read once
 
     @property
     def model_inputs(self) -> list[Output]:
-        return self._compiled.inputs
+        return self._ports[0]
 
     @property
     def model_outputs(self) -> list[Output]:
-        return self._compiled.outputs
+        return self._ports[1]
 
     input_tensors = property(lambda self: [self.get_input_tensor(i) for i in range(len(self.model_inputs))])
     output_tensors = property(lambda self: [self.get_output_tensor(i) for i in range(len(self.model_outputs))])

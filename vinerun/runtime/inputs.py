@@ -48,26 +48,28 @@ def convert_input(port: Output, index: int, value: Any) -> Any:
     if _is_passthrough(port):
         return value
     want: Type = port.element_type
-    label = _port_label(port, index)
     if isinstance(value, Tensor):
         arr = value.data
         if want.is_static() and value.element_type != want:
-            raise InputError(f"Wrong element type for {label}: tensor is {value.element_type.get_type_name()}, "
-                             f"the model expects {want.get_type_name()}")
+            raise InputError(f"Wrong element type for {_port_label(port, index)}: tensor is "
+                             f"{value.element_type.get_type_name()}, the model expects {want.get_type_name()}")
     elif isinstance(value, np.ndarray):
         arr = value
         if want.is_static() and arr.dtype != want.to_dtype():
-            arr = _cast(arr, want, label)
+            arr = _cast(arr, want, _port_label(port, index))
     else:
         try:
             arr = np.asarray(value)
         except (TypeError, ValueError) as e:
-            raise InputError(f"Cannot convert the value for {label} to an array: {e}") from e
+            raise InputError(f"Cannot convert the value for {_port_label(port, index)} to an array: {e}") from e
         if want.is_static() and arr.dtype != want.to_dtype():
-            arr = _cast(arr, want, label, strict=False)
+            arr = _cast(arr, want, _port_label(port, index), strict=False)
     if arr.dtype.kind in "US":
         arr = arr.astype(object)
-    _check_shape(port.partial_shape, arr.shape, label)
+    expected = port.partial_shape
+    if not _fits(expected, arr.shape):
+        raise InputError(f"Wrong shape for {_port_label(port, index)}: got {list(arr.shape)}, "
+                         f"the model expects {expected}")
     return arr
 
 
@@ -88,11 +90,13 @@ def _cast(arr: np.ndarray, want: Type, label: str, strict: bool = True) -> np.nd
     return arr.astype(dst)
 
 
-def _check_shape(expected: PartialShape, got: tuple[int, ...], label: str) -> None:
+def _fits(expected: PartialShape, got: tuple[int, ...]) -> bool:
+    """Whether a shape ``got`` is one of ``expected`` (each dimension within its bounds)."""
     if expected.rank.is_dynamic():
-        return
-    if len(expected) != len(got) or not expected.compatible(PartialShape(list(got))):
-        raise InputError(f"Wrong shape for {label}: got {list(got)}, the model expects {expected}")
+        return True
+    return len(expected) == len(got) and all(
+        d.get_min_length() <= g and (d.get_max_length() == -1 or g <= d.get_max_length())
+        for d, g in zip(expected, got, strict=True))
 
 
 def normalize_inputs(ports: list[Output], inputs: Any, provided: dict[int, Any]) -> list[Any]:
