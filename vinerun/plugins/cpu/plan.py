@@ -90,6 +90,10 @@ class Plan:
         self._copy_outputs = self._aliasing_outputs()
         self._plan_in_place()
         self._bodies: dict[int, Plan] = {}
+        # a run's value slots start as a copy of this: the constants in place (a model may hold hundreds)
+        self._constant_values: list[Any] = [None] * self.n_slots
+        for s, v in self.constants.items():
+            self._constant_values[s] = v
         # steps, or native segments of several (see native_segment)
         self.items: list[Step | Segment] = (plan_segments(self.steps, set(self.output_slots), self.constants)
                                             if native_enabled() else list(self.steps))
@@ -153,9 +157,7 @@ class Plan:
                 step.kernel.enable_inplace()  # type: ignore[attr-defined]
 
     def run(self, inputs: list[Any], profile: list[ProfilingInfo] | None = None) -> list[Any]:
-        values: list[Any] = [None] * self.n_slots
-        for s, v in self.constants.items():
-            values[s] = v
+        values = self._constant_values.copy()
         for s, v in zip(self.input_slots, inputs, strict=False):
             values[s] = v
         with body_runner(self.run_body):
