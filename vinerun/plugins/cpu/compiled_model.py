@@ -22,6 +22,7 @@ from vinerun.plugins.cpu.streams import SharedStreams, StreamsConfig, resolve_st
 from vinerun.plugins.cpu.thread_governor import ThreadGovernor
 from vinerun.transformations import common_cleanup
 from vinerun.transformations.gelu_fusion import GeluFusion
+from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
 
 
 class CPUCompiledModel(ICompiledModel):
@@ -50,6 +51,7 @@ class CPUCompiledModel(ICompiledModel):
         common_cleanup()(self.model)  # constant folding + dead code, in place on the clone
         self._unfused = self.model  # what export_graph returns: IR-writable, no internal ops
         self.model = self.model.clone()
+        ReduceMeanToPool()(self.model)
         conv_fusion()(self.model)
         GeluFusion()(self.model)
         attention_fusion()(self.model)

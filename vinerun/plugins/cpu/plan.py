@@ -33,8 +33,10 @@ def compile_passes(model: Model) -> None:
     from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
     from vinerun.transformations import common_cleanup
     from vinerun.transformations.gelu_fusion import GeluFusion
+    from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
 
     common_cleanup()(model)
+    ReduceMeanToPool()(model)
     conv_fusion()(model)
     GeluFusion()(model)
     matmul_fusion()(model)
