@@ -20,6 +20,7 @@ from vinerun.plugins.cpu.kernels._dnnl import (
     ARG_BIAS,
     ARG_DST,
     ARG_SRC,
+    ARG_SRC_1,
     ARG_WEIGHTS,
     F32,
     Dims,
@@ -31,6 +32,7 @@ Layout = tuple[tuple[int, ...], tuple[int, ...], int]
 BINARY_ADD, SOFTMAX_ACCURATE, POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1FFF0, 0x30000, 0x1FF, 0x2FF, 0x3FF
 _USE_SCALE, _USE_SHIFT, _ARG_SCALE, _ARG_SHIFT = 0x2, 0x4, 51, 52  # oneDNN 3.x normalization flags, arguments
 _ARG_MULTIPLE_SRC = 1024
+BINARY_MUL, BINARY_SUB = 0x1FFF1, 0x1FFF5
 
 
 def dense(dims: tuple[int, ...], dtype: int) -> Layout:
@@ -198,3 +200,23 @@ class Concat(Primitive):
     def _runtime(self, key: int) -> list[tuple[int, ctypes.c_void_p]]:
         more = [(_ARG_MULTIPLE_SRC + i, md) for i, md in enumerate(self.src_mds) if i > 0]
         return [(_ARG_MULTIPLE_SRC, self.src_mds[0]), (ARG_DST, self.dst_md), *more]
+
+
+class Binary(Primitive):
+    """``dst = src0 op src1`` element-wise (``algorithm``: :data:`BINARY_ADD`, ...), ``src1`` broadcast along its
+    dimensions of size 1; any strides. A call passes ``(src0, dst, src1)`` addresses."""
+
+    def __init__(self, lib: Library, src0: Layout, src1: Layout, dst: Layout, algorithm: int):
+        super().__init__(lib)
+        self.src0_md, self.src1_md, self.dst_md = self.md(*src0), self.md(*src1), self.md(*dst)
+        self.algorithm = algorithm
+
+    def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib, pd = self.lib, ctypes.c_void_p()
+        lib.check(lib.lib.dnnl_binary_primitive_desc_create(ctypes.byref(pd), lib.engine, self.algorithm,
+                                                            self.src0_md, self.src1_md, self.dst_md, attr),
+                  "binary_primitive_desc_create")
+        return pd
+
+    def _runtime(self, key: int) -> list[tuple[int, ctypes.c_void_p]]:
+        return [(ARG_SRC, self.src0_md), (ARG_DST, self.dst_md), (ARG_SRC_1, self.src1_md)]

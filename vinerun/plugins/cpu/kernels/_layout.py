@@ -14,7 +14,7 @@ from vinerun.plugins.cpu.kernels._torch import strided_view, to_torch
 
 #: op types whose kernels read a channels-last array without a copy
 CHANNELS_LAST_READERS = frozenset({"FusedConvolution", "Convolution", "GroupConvolution", "MaxPool", "AvgPool",
-                                   "Concat"})
+                                   "Concat", "Add", "Subtract", "Multiply"})
 
 
 def keeps_channels_last(node: Node) -> bool:

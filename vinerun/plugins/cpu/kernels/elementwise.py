@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import FLOAT_TYPES, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.binary_dnnl import dnnl_binary_kernel
 from vinerun.plugins.cpu.kernels.convert_dnnl import dnnl_convert_kernel
 
 # integer types whose ATen arithmetic wraps exactly like NumPy's
@@ -91,7 +92,7 @@ def binary(node: Node) -> Kernel | None:
     if not _all_in(node, FLOAT_TYPES + _INT) or not _numpy_broadcast(node):
         return None
     op = _BINARY[node.type_name]
-    return _small_binary_kernel(op, _NUMPY_BINARY[node.type_name], op.__name__)
+    return dnnl_binary_kernel(node, _small_binary_kernel(op, _NUMPY_BINARY[node.type_name], op.__name__))
 
 
 @cpu_kernel("Divide", "Power", "SquaredDifference")
