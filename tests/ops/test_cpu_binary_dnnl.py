@@ -82,3 +82,17 @@ def test_squeeze_excitation_runs_as_one_segment(monkeypatch):
     monkeypatch.setenv("VINERUN_CPU_NATIVE", "0")
     python = ov.Core().compile_model(model, "CPU", F32)._impl.plan
     np.testing.assert_allclose(python.run([data])[0], got, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_a_small_product_of_channels_last_operands_is_handed_out_c_contiguous(native, monkeypatch):
+    monkeypatch.setenv("VINERUN_CPU_NATIVE", native)  # "0": the Python steps, NumPy's ufunc on channels-last views
+    same = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [1, 1], "pads_end": [1, 1]}
+    x = Parameter(Type.f32, [1, 8, 4, 4])
+    a = Relu(Convolution(x, Constant(rand([8, 8, 3, 3])), **same))
+    b = Relu(Convolution(x, Constant(rand([8, 8, 3, 3])), **same))
+    model = Model([Multiply(a, b)], [x])  # 128 elements: NumPy's ufunc from Python
+    data = rand([1, 8, 4, 4])
+    out = ov.Core().compile_model(model, "CPU", F32).create_infer_request().infer([data])[0]
+    assert out.flags.c_contiguous
+    np.testing.assert_allclose(out, run_reference(model, [data])[0], rtol=1e-5, atol=1e-5)

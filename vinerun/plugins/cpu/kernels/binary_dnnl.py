@@ -84,8 +84,9 @@ def dnnl_binary_kernel(node: Node, fallback: Kernel) -> Kernel:
         usable = (size > SMALL and type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == dtype
                   and y.dtype == dtype and min(x.strides, default=0) >= 0 and min(y.strides, default=0) >= 0)
         op = primitive((x.shape, x.strides, dtype), (y.shape, y.strides, dtype)) if usable else None
-        if op is None:
-            return fallback.fn(inputs)
+        if op is None:  # NumPy keeps channels-last operands' order: only channels-last readers may get that
+            res = fallback.fn(inputs)
+            return res if cl_out else [np.ascontiguousarray(res[0])]
         z = np.empty(alloc, dtype)
         op(torch.get_num_threads(), x.ctypes.data, z.ctypes.data, y.ctypes.data)
         return [z.transpose(0, 3, 1, 2) if cl_out else z]
