@@ -9,6 +9,7 @@ import pytest
 
 import vinerun as ov
 from tests.ops._precision import F32
+from tests.ops._segments import check_one_segment
 from vinerun.ir.core_ops import Constant, Parameter
 from vinerun.ir.interpreter import run_reference
 from vinerun.ir.model import Model
@@ -18,7 +19,6 @@ from vinerun.ops.arithmetic import Add, Multiply, Subtract
 from vinerun.ops.convolution import Convolution
 from vinerun.ops.pooling import AvgPool
 from vinerun.plugins.cpu.kernels._dnnl import library
-from vinerun.plugins.cpu.native_segment import Segment
 
 pytestmark = pytest.mark.skipif(library() is None, reason="needs the oneDNN binding (onednn-cpu-gomp)")
 RNG = np.random.default_rng(8)
@@ -72,16 +72,7 @@ def squeeze_excitation() -> Model:
 
 
 def test_squeeze_excitation_runs_as_one_segment(monkeypatch):
-    model = squeeze_excitation()
-    data = rand([1, 8, 12, 12])
-    plan = ov.Core().compile_model(model, "CPU", F32)._impl.plan
-    (seg,) = plan.items
-    assert isinstance(seg, Segment) and "Multiply" in [s.node.type_name for s in seg.steps]
-    got = plan.run([data])[0]
-    np.testing.assert_allclose(got, run_reference(model, [data])[0], rtol=1e-4, atol=1e-5)
-    monkeypatch.setenv("VINERUN_CPU_NATIVE", "0")
-    python = ov.Core().compile_model(model, "CPU", F32)._impl.plan
-    np.testing.assert_allclose(python.run([data])[0], got, rtol=1e-6, atol=1e-7)
+    check_one_segment(squeeze_excitation(), rand([1, 8, 12, 12]), monkeypatch, "Multiply", tolerance=1e-5)
 
 
 @pytest.mark.parametrize("native", ["1", "0"])

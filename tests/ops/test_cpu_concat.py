@@ -9,6 +9,7 @@ import pytest
 
 import vinerun as ov
 from tests.ops._precision import F32
+from tests.ops._segments import check_one_segment
 from vinerun.ir.core_ops import Constant, Parameter
 from vinerun.ir.interpreter import run_reference
 from vinerun.ir.model import Model
@@ -19,7 +20,6 @@ from vinerun.ops.convolution import Convolution
 from vinerun.ops.pooling import AvgPool
 from vinerun.plugins.cpu.kernels import concat_dnnl
 from vinerun.plugins.cpu.kernels._dnnl import library
-from vinerun.plugins.cpu.native_segment import Segment
 
 pytestmark = pytest.mark.skipif(library() is None, reason="needs the oneDNN binding (onednn-cpu-gomp)")
 RNG = np.random.default_rng(21)
@@ -61,16 +61,8 @@ def test_concat_matches_the_reference(dtype, shapes, axis):
 
 
 def test_concat_of_convolutions_stays_in_one_segment_and_matches(monkeypatch):
-    model = inception()
-    data = rand([1, 8, 10, 10])
-    plan = ov.Core().compile_model(model, "CPU", F32)._impl.plan
-    (seg,) = plan.items
-    assert isinstance(seg, Segment) and "onednn_concat" in [s.kernel.exec_type for s in seg.steps]
-    got = plan.run([data])[0]
-    np.testing.assert_allclose(got, run_reference(model, [data])[0], rtol=1e-4, atol=1e-4)
-    monkeypatch.setenv("VINERUN_CPU_NATIVE", "0")
-    python = ov.Core().compile_model(model, "CPU", F32)._impl.plan
-    np.testing.assert_array_equal(python.run([data])[0], got)
+    seg, _ = check_one_segment(inception(), rand([1, 8, 10, 10]), monkeypatch, "Concat")
+    assert "onednn_concat" in [s.kernel.exec_type for s in seg.steps]
 
 
 def test_concat_takes_mixed_layouts_and_falls_back_past_its_primitives(monkeypatch):
