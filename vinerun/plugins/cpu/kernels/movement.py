@@ -4,9 +4,9 @@ Gather of one constant scalar index is a view (:func:`.views.gather_scalar`). Pa
 assigns into a filled array (constant mode) or gathers precomputed indices per axis (the other modes).
 
 Each factory accepts only what the ATen call reproduces exactly (constant axes, torch-native
-dtypes, in-range indices) and leaves the rest to the NumPy reference. Transpose and Pad have no kernel:
-NumPy's strided copies measured faster than ATen's on the 2-core CPUs used here (f32/bf16 Concat runs
-oneDNN's concatenation, :mod:`.concat_dnnl`).
+dtypes, in-range indices) and leaves the rest to the NumPy reference. Pad has no kernel: NumPy's strided
+copies measured faster than ATen's on the 2-core CPUs used here (f32/bf16 Concat and Transpose of static
+shape run oneDNN, :mod:`.concat_dnnl` and :mod:`.transpose_dnnl`).
 """
 
 from __future__ import annotations
