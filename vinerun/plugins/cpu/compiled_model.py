@@ -23,6 +23,7 @@ from vinerun.plugins.cpu.thread_governor import ThreadGovernor
 from vinerun.transformations import common_cleanup
 from vinerun.transformations.gelu_fusion import GeluFusion
 from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
+from vinerun.transformations.swish_fusion import SwishFusion
 
 
 class CPUCompiledModel(ICompiledModel):
@@ -52,6 +53,7 @@ class CPUCompiledModel(ICompiledModel):
         self._unfused = self.model  # what export_graph returns: IR-writable, no internal ops
         self.model = self.model.clone()
         ReduceMeanToPool()(self.model)
+        SwishFusion()(self.model)
         conv_fusion()(self.model)
         GeluFusion()(self.model)
         attention_fusion()(self.model)

@@ -34,9 +34,11 @@ def compile_passes(model: Model) -> None:
     from vinerun.transformations import common_cleanup
     from vinerun.transformations.gelu_fusion import GeluFusion
     from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
+    from vinerun.transformations.swish_fusion import SwishFusion
 
     common_cleanup()(model)
     ReduceMeanToPool()(model)
+    SwishFusion()(model)
     conv_fusion()(model)
     GeluFusion()(model)
     matmul_fusion()(model)
