@@ -33,6 +33,7 @@ BINARY_ADD, SOFTMAX_ACCURATE, POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1
 _USE_SCALE, _USE_SHIFT, _ARG_SCALE, _ARG_SHIFT = 0x2, 0x4, 51, 52  # oneDNN 3.x normalization flags, arguments
 _ARG_MULTIPLE_SRC = 1024
 BINARY_MUL, BINARY_SUB = 0x1FFF1, 0x1FFF5
+RESAMPLING_NEAREST = 0x2FFF0
 
 
 def dense(dims: tuple[int, ...], dtype: int) -> Layout:
@@ -220,3 +221,19 @@ class Binary(Primitive):
 
     def _runtime(self, key: int) -> list[tuple[int, ctypes.c_void_p]]:
         return [(ARG_SRC, self.src0_md), (ARG_DST, self.dst_md), (ARG_SRC_1, self.src1_md)]
+
+
+class Resampling(_SrcDst):
+    """Resampling of the spatial axes from ``src`` to ``dst`` (``algorithm``: :data:`RESAMPLING_NEAREST`), the
+    factors those of the two shapes."""
+
+    def __init__(self, lib: Library, src: Layout, dst: Layout, algorithm: int):
+        super().__init__(lib, src, dst)
+        self.algorithm = algorithm
+
+    def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib, pd = self.lib, ctypes.c_void_p()
+        lib.check(lib.lib.dnnl_resampling_forward_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, _FWD_INFERENCE, self.algorithm, None, self.src_md, self.dst_md, attr),
+            "resampling_primitive_desc_create")
+        return pd

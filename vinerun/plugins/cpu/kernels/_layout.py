@@ -14,7 +14,7 @@ from vinerun.plugins.cpu.kernels._torch import strided_view, to_torch
 
 #: op types whose kernels read a channels-last array without a copy
 CHANNELS_LAST_READERS = frozenset({"FusedConvolution", "Convolution", "GroupConvolution", "MaxPool", "AvgPool",
-                                   "Concat", "Add", "Subtract", "Multiply", "Transpose"})
+                                   "Concat", "Add", "Subtract", "Multiply", "Transpose", "Interpolate", "Resize"})
 
 
 def keeps_channels_last(node: Node) -> bool:

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.resample_dnnl import dnnl_nearest_kernel
 
 _FLOAT = ("f32", "f64")
 _LINEAR_BY_RANK = {3: "linear", 4: "bilinear", 5: "trilinear"}
@@ -36,6 +37,9 @@ def _torch_mode(node: Node, rank: int) -> tuple[str, bool | None] | None:
 
 @cpu_kernel("Interpolate")
 def interpolate(node: Node) -> Kernel | None:
+    direct = dnnl_nearest_kernel(node)  # whole-factor nearest upsampling: oneDNN, exact
+    if direct is not None:
+        return direct
     ps = node.get_input_partial_shape(0)
     if node.get_input_element_type(0).get_type_name() not in _FLOAT or ps.rank.is_dynamic():
         return None

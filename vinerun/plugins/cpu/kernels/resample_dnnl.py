@@ -1,0 +1,114 @@
+"""Nearest-neighbour upsampling by whole factors (Interpolate, ONNX Resize) through oneDNN's resampling.
+
+YOLO necks, U-Nets and FPNs upsample by 2 with ``nearest``. For a whole factor ``f`` the coordinate modes
+``asymmetric`` / ``tf_half_pixel_for_nn`` with ``floor`` and ``half_pixel`` / ``pytorch_half_pixel`` with
+rounding to nearest (no ties can occur) all pick source index ``d // f``, which is what oneDNN's nearest
+resampling computes: an exact copy, several times faster than the reference's gather, reading channels-last convolution
+outputs as they are and running inside native segments. Other modes, fractional factors and dynamic shapes
+keep their kernel (ATen for Interpolate, the reference for Resize).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import torch
+
+from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl_ops import RESAMPLING_NEAREST, Resampling
+from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
+from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, ValueLayout, channels_last_value, dense_value
+
+#: input layouts a node makes primitives for
+LAYOUTS = 4
+
+
+def _exact_modes(node: Node) -> bool:
+    """Whether the node's coordinate mode and rounding pick ``d // f`` for every whole factor ``f``."""
+    ctm, rounding = node.coordinate_transformation_mode, node.nearest_mode  # type: ignore[attr-defined]
+    # half-pixel: x = d // f + ((d % f) + 0.5) / f - 0.5, strictly within 0.5 of d // f: rounding to nearest only
+    return (ctm in ("half_pixel", "pytorch_half_pixel") and rounding in ("round_prefer_floor", "round_prefer_ceil")
+            or ctm in ("asymmetric", "tf_half_pixel_for_nn") and rounding == "floor")
+
+
+def _whole_factors(node: Node, shape: tuple[int, ...], out: tuple[int, ...]) -> bool:
+    """Whether ``out`` is ``shape`` with the spatial axes multiplied by whole factors that are also the
+    coordinate transform's scales."""
+    target = node.const_input(node._target_index())  # type: ignore[attr-defined]
+    axes = node._axes(len(shape)) if target is not None else None  # type: ignore[attr-defined]
+    if target is None or axes is None:
+        return False
+    try:
+        planned, scales = node._plan(list(shape), target, axes)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a target the reference rejects: leave the node to it
+        return False
+    if tuple(planned) != out or out[:2] != shape[:2] or scales[0] != 1.0 or scales[1] != 1.0:
+        return False
+    return all(o % s == 0 and o >= s and scales[a] == o // s for a, (s, o) in enumerate(zip(shape, out, strict=True))
+               if a >= 2)
+
+
+def dnnl_nearest_kernel(node: Node) -> Kernel | None:
+    """The kernel for a whole-factor nearest upsampling of an f32/bf16 3-5-D tensor of static shape, or None."""
+    lib = library()
+    dtype = np.dtype(node.get_input_element_type(0).to_dtype())
+    dt = DATA_TYPES.get(dtype.name)
+    xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
+    if (lib is None or dt is None or node.mode != "nearest" or bool(getattr(node, "antialias", False))  # type: ignore[attr-defined]
+            or not xs.is_static() or not ys.is_static() or not _exact_modes(node)):
+        return None
+    shape, out = tuple(int(d) for d in xs.to_shape()), tuple(int(d) for d in ys.to_shape())
+    pads = node._pads(len(shape)) if hasattr(node, "_pads") else ([0], [0])  # type: ignore[attr-defined]
+    if not 3 <= len(shape) <= 5 or 0 in shape or any(pads[0]) or any(pads[1]) or not _whole_factors(node, shape, out):
+        return None
+    cl_out = len(out) == 4 and keeps_channels_last(node)
+    out_value = channels_last_value(out, dtype) if cl_out else dense_value(out, dtype)
+    alloc = (out[0], out[2], out[3], out[1]) if cl_out else out
+    primitives: dict[tuple, Resampling | None] = {}
+    lock = threading.Lock()
+
+    def primitive(strides: tuple[int, ...]) -> Resampling | None:
+        with lock:
+            if strides not in primitives and len(primitives) < LAYOUTS:
+                op = Resampling(lib, (shape, tuple(s // dtype.itemsize for s in strides), dt),
+                                (out, tuple(s // dtype.itemsize for s in out_value[1]), dt), RESAMPLING_NEAREST)
+                primitives[strides] = op if optimized_impl(op, torch.get_num_threads()) else None
+            return primitives.get(strides)
+
+    reference = node.evaluate
+
+    def run(inputs: list) -> list:
+        x = inputs[0]
+        usable = type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0
+        op = primitive(x.strides) if usable else None
+        if op is None:
+            return [np.ascontiguousarray(reference(inputs)[0])]
+        y = np.empty(alloc, dtype)
+        op(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
+        return [y.transpose(0, 3, 1, 2) if cl_out else y]
+
+    # made outside a segment: channels-last where a convolution made it (this kernel reads it as it is)
+    producer = node.input_value(0).node
+    guess = (channels_last_value(shape, dtype) if len(shape) == 4 and producer.type_name != "Parameter"
+             and keeps_channels_last(producer) else dense_value(shape, dtype))
+
+    def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
+        x = layouts[0] or guess
+        if x[2] != dtype or min(x[1]) < 0:
+            return None
+        op = primitive(x[1])
+        return None if op is None else NativeStep(op, lambda threads: threads, [Buffer(False, 0, x),
+                                                                                Buffer(True, 0, out_value)])
+
+    kernel = Kernel(run, "onednn_resample_nearest")
+    kernel.native = native
+    return kernel
+
+
+@cpu_kernel("Resize")
+def resize(node: Node) -> Kernel | None:
+    """ONNX Resize: the whole-factor nearest upsampling above, else the reference."""
+    return dnnl_nearest_kernel(node)
