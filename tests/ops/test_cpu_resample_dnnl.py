@@ -93,3 +93,22 @@ def test_a_yolo_neck_runs_as_one_segment(monkeypatch):
     out = ops.avg_pool(y, [1, 1], [0, 0], [0, 0], [16, 16], True)
     check_one_segment(Model([out], [x]), RNG.standard_normal((1, 8, 16, 16)).astype(np.float32), monkeypatch,
                       "Interpolate")
+
+
+def test_bf16_lowers_only_the_upsamplings_oneDNN_takes():
+    from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16
+
+    if not mkldnn_bf16():
+        pytest.skip("no bf16 oneDNN kernels on this CPU")
+    same = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [1, 1], "pads_end": [1, 1]}
+    x = Parameter(Type.f32, [1, 8, 6, 6])
+    y = Relu(Convolution(x, Constant(RNG.standard_normal((8, 8, 3, 3)).astype(np.float32) * 0.3), **same))
+    whole, fractional = upsample(y, (2.0, 2.0), "asymmetric", "floor"), upsample(y, (1.5, 1.5), "asymmetric", "floor")
+    model = Model([whole, fractional], [x])
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    kernels = sorted(s.kernel.exec_type for s in compiled._impl.plan.steps if s.node.type_name == "Interpolate")
+    assert kernels == ["aten_interpolate_nearest", "onednn_resample_nearest_bf16"]  # the 1.5x stays f32, on ATen
+    data = RNG.standard_normal((1, 8, 6, 6)).astype(np.float32)
+    got, want = compiled.create_infer_request().infer([data]), run_reference(model, [data])
+    for i, w in enumerate(want):
+        np.testing.assert_allclose(np.asarray(got[i], np.float32), w, atol=2**-5 * float(np.abs(w).max()))

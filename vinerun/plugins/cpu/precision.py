@@ -4,7 +4,8 @@ Anchors, lowered whenever their float inputs are f32: the ops oneDNN computes na
 (convolutions, matrix products, attention), with their constant filters and weights converted once at compile
 time and prepacked by the kernels. Followers, lowered when a float input comes from a lowered op, so that
 values stay bf16 between the anchors: element-wise arithmetic and activations, pooling, views and data
-movement, Softmax, LayerNorm (statistics in f32 inside the kernel) and mean reductions. A bias, a Swish beta
+movement, Softmax, LayerNorm (statistics in f32 inside the kernel), mean reductions and whole-factor nearest
+upsampling. A bias, a Swish beta
 and LayerNorm's gamma and beta stay f32 (the kernels apply them in f32). Everything else computes in f32
 behind a Convert, and model outputs keep their declared types.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.ir.types import Type
+from vinerun.plugins.cpu.kernels.resample_dnnl import whole_factor_nearest
 from vinerun.transformations.precision import EnforceInferencePrecision, PrecisionPolicy
 
 #: the accuracy bf16 lowering is held to: the largest error of a bf16 result is within this fraction of the f32
@@ -27,8 +29,10 @@ FOLLOWERS = frozenset({
     "Add", "Subtract", "Multiply", "Maximum", "Minimum",
     "Relu", "Clamp", "Sigmoid", "Tanh", "Gelu", "Swish", "HSwish", "Mish", "Elu", "PRelu",
     "MaxPool", "AvgPool", "ReduceMean", "ReduceMax", "Softmax", "FusedLayerNorm",
-    "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "VariadicSplit",
+    "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "VariadicSplit", "Interpolate", "Resize",
 })
+#: followers lowered only where the oneDNN kernel takes them (:func:`has_bf16_kernel`)
+RESAMPLERS = frozenset({"Interpolate", "Resize"})
 #: fused ops whose post-op operands other than the residual ("sum") stay f32
 _FUSED = frozenset({"FusedConvolution", "FusedMatMul"})
 
@@ -43,12 +47,15 @@ def wide_inputs(node: Node) -> frozenset[int]:
     return frozenset()
 
 
-def static_rank(node: Node) -> bool:
-    """Input 0 has a static rank: the bf16 kernels need it (others would run the NumPy reference in bf16)."""
-    return node.get_input_size() > 0 and node.get_input_partial_shape(0).rank.is_static()
+def has_bf16_kernel(node: Node) -> bool:
+    """Input 0 has a static rank (the bf16 kernels need it; others would run the NumPy reference in bf16), and
+    an upsampling is one the oneDNN kernel takes (whole-factor nearest)."""
+    if node.get_input_size() == 0 or not node.get_input_partial_shape(0).rank.is_static():
+        return False
+    return node.type_name not in RESAMPLERS or whole_factor_nearest(node)
 
 
-POLICY = PrecisionPolicy(anchors=ANCHORS, followers=FOLLOWERS, wide_inputs=wide_inputs, accepts=static_rank)
+POLICY = PrecisionPolicy(anchors=ANCHORS, followers=FOLLOWERS, wide_inputs=wide_inputs, accepts=has_bf16_kernel)
 
 
 def lower_precision(model: Model, precision: Type) -> None:

@@ -51,19 +51,28 @@ def _whole_factors(node: Node, shape: tuple[int, ...], out: tuple[int, ...]) -> 
                if a >= 2)
 
 
+def whole_factor_nearest(node: Node) -> bool:
+    """Whether ``node`` (Interpolate or Resize) is a nearest upsampling of a 3-5-D static shape by whole factors
+    in a coordinate mode that makes it an exact copy (whatever its element type)."""
+    xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
+    if (node.mode != "nearest" or bool(getattr(node, "antialias", False))  # type: ignore[attr-defined]
+            or not xs.is_static() or not ys.is_static() or not _exact_modes(node)):
+        return False
+    shape, out = tuple(int(d) for d in xs.to_shape()), tuple(int(d) for d in ys.to_shape())
+    pads = node._pads(len(shape)) if hasattr(node, "_pads") else ([0], [0])  # type: ignore[attr-defined]
+    return 3 <= len(shape) <= 5 and 0 not in shape and not any(pads[0]) and not any(pads[1]) and \
+        _whole_factors(node, shape, out)
+
+
 def dnnl_nearest_kernel(node: Node) -> Kernel | None:
     """The kernel for a whole-factor nearest upsampling of an f32/bf16 3-5-D tensor of static shape, or None."""
     lib = library()
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
     dt = DATA_TYPES.get(dtype.name)
-    xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
-    if (lib is None or dt is None or node.mode != "nearest" or bool(getattr(node, "antialias", False))  # type: ignore[attr-defined]
-            or not xs.is_static() or not ys.is_static() or not _exact_modes(node)):
+    if lib is None or dt is None or not whole_factor_nearest(node):
         return None
-    shape, out = tuple(int(d) for d in xs.to_shape()), tuple(int(d) for d in ys.to_shape())
-    pads = node._pads(len(shape)) if hasattr(node, "_pads") else ([0], [0])  # type: ignore[attr-defined]
-    if not 3 <= len(shape) <= 5 or 0 in shape or any(pads[0]) or any(pads[1]) or not _whole_factors(node, shape, out):
-        return None
+    shape = tuple(int(d) for d in node.get_input_partial_shape(0).to_shape())
+    out = tuple(int(d) for d in node.get_output_partial_shape(0).to_shape())
     cl_out = len(out) == 4 and keeps_channels_last(node)
     out_value = channels_last_value(out, dtype) if cl_out else dense_value(out, dtype)
     alloc = (out[0], out[2], out[3], out[1]) if cl_out else out
