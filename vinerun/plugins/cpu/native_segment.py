@@ -27,7 +27,7 @@ import torch
 
 from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, DnnlError, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
-from vinerun.plugins.cpu.kernels._native import NativeStep, ValueLayout
+from vinerun.plugins.cpu.kernels._native import NativeStep, ValueLayout, element_layout, layout_of_value
 from vinerun.plugins.cpu.kernels._torch import strided_view
 
 try:
@@ -111,9 +111,7 @@ def _reorder(x: np.ndarray, layout: ValueLayout) -> Reorder | None:
     lib = library()
     if dt is None or lib is None or any(s <= 0 or s % x.itemsize for s in x.strides):
         return None
-    src = (x.shape, tuple(s // x.itemsize for s in x.strides), dt)
-    dst = (layout[0], tuple(s // x.itemsize for s in layout[1]), dt)
-    reorder = Reorder(lib, src, dst)
+    reorder = Reorder(lib, element_layout(layout_of_value(x)), element_layout(layout))
     return reorder if optimized_impl(reorder, torch.get_num_threads()) is not None else None
 
 

@@ -398,6 +398,26 @@ class Conv2d(Primitive):
             return False
 
 
+class PrimitiveCache:
+    """Primitives made on demand, one per key (a combination of input layouts, a row count), at most ``limit``
+    of them; a key ``make`` declines (None) or oneDNN has only its reference implementation for maps to None,
+    and callers take their other path. Thread-safe."""
+
+    def __init__(self, make: Callable[[Any], Primitive | None], limit: int):
+        self._make, self._limit = make, limit
+        self._made: dict[Any, Primitive | None] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Primitive | None:
+        with self._lock:
+            if key not in self._made and len(self._made) < self._limit:
+                import torch  # imported by library() already: a lookup
+
+                op = self._make(key)
+                self._made[key] = op if op is not None and optimized_impl(op, torch.get_num_threads()) else None
+            return self._made.get(key)
+
+
 def optimized_impl(primitive: Primitive, key: Any) -> str | None:
     """The implementation oneDNN picks for ``key`` (made now), or None where it has none or only its reference
     one (``ref:any``, e.g. bf16 on a CPU without AVX-512): callers then keep their PyTorch path."""

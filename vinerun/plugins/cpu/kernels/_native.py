@@ -14,6 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES
+from vinerun.plugins.cpu.kernels._dnnl_ops import Layout
+from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
+
 #: what a value's array looks like: its shape, byte strides and dtype
 ValueLayout = tuple[tuple[int, ...], tuple[int, ...], np.dtype]
 
@@ -36,6 +41,44 @@ def channels_last_value(shape: tuple[int, ...], dtype: np.dtype) -> ValueLayout:
 
 def layout_of_value(a: np.ndarray) -> ValueLayout:
     return a.shape, a.strides, a.dtype
+
+
+def element_layout(value: ValueLayout, dims: tuple[int, ...] | None = None) -> Layout:
+    """``value`` as a oneDNN layout (strides in elements); ``dims`` adds leading dimensions of size 1."""
+    shape, strides, dtype = value
+    dims = tuple(shape) if dims is None else dims
+    pad = len(dims) - len(shape)
+    return dims, (0,) * pad + tuple(s // dtype.itemsize for s in strides), DATA_TYPES[dtype.name]
+
+
+@dataclass(frozen=True)
+class OutputLayout:
+    """How a kernel hands out its output: channels-last where every reader takes that, else C-contiguous."""
+
+    value: ValueLayout
+    channels_last: bool
+
+    def empty(self) -> np.ndarray:
+        """A fresh array of this layout."""
+        shape, _, dtype = self.value
+        if self.channels_last:
+            n, c, h, w = shape
+            return np.empty((n, h, w, c), dtype).transpose(0, 3, 1, 2)
+        return np.empty(shape, dtype)
+
+
+def output_layout(node: Node, shape: tuple[int, ...], dtype: np.dtype) -> OutputLayout:
+    """The layout ``node``'s output 0 of ``shape`` is handed out in (channels-last only for rank 4)."""
+    cl = len(shape) == 4 and keeps_channels_last(node)
+    return OutputLayout(channels_last_value(shape, dtype) if cl else dense_value(shape, dtype), cl)
+
+
+def arriving_layout(node: Node, index: int, shape: tuple[int, ...], dtype: np.dtype) -> ValueLayout:
+    """The layout input ``index`` most likely has when it is made outside a segment: channels-last where its
+    producer keeps that for its readers (never a model input), else C-contiguous."""
+    producer = node.input_value(index).node
+    cl = len(shape) == 4 and producer.type_name != "Parameter" and keeps_channels_last(producer)
+    return channels_last_value(shape, dtype) if cl else dense_value(shape, dtype)
 
 
 @dataclass(frozen=True)

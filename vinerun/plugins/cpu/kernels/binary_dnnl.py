@@ -11,22 +11,21 @@ called from Python keep the given kernel (NumPy's ufunc costs less than a primit
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, PrimitiveCache, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, BINARY_MUL, BINARY_SUB, Binary
-from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._native import (
     Buffer,
     NativeStep,
     ValueLayout,
-    channels_last_value,
-    dense_value,
+    arriving_layout,
+    element_layout,
+    layout_of_value,
+    output_layout,
 )
 
 ALGORITHMS = {"Add": BINARY_ADD, "Subtract": BINARY_SUB, "Multiply": BINARY_MUL}
@@ -58,55 +57,36 @@ def dnnl_binary_kernel(node: Node, fallback: Kernel) -> Kernel:
     full, other = (b, a) if swap else (a, b)
     if full != out:
         return fallback  # both operands broadcast, or the first of a non-commutative op
-    cl_out = len(out) == 4 and keeps_channels_last(node)
-    out_value = channels_last_value(out, dtype) if cl_out else dense_value(out, dtype)
-    alloc = (out[0], out[2], out[3], out[1]) if cl_out else out
+    out_layout = output_layout(node, out, dtype)
     algorithm, size = ALGORITHMS[node.type_name], int(np.prod(out))
-    primitives: dict[tuple, Binary | None] = {}
-    lock = threading.Lock()
-
-    def layout(value: ValueLayout, dims: tuple[int, ...]) -> tuple:
-        """A layout in elements with ``dims`` (the operand's rank padded with leading ones)."""
-        pad = len(dims) - len(value[0])
-        return dims, (0,) * pad + tuple(s // dtype.itemsize for s in value[1]), dt
-
-    def primitive(full_value: ValueLayout, other_value: ValueLayout) -> Binary | None:
-        key = (full_value, other_value)
-        with lock:
-            if key not in primitives and len(primitives) < LAYOUTS:
-                op = Binary(lib, layout(full_value, full), layout(other_value, other),
-                            layout(out_value, out), algorithm)
-                primitives[key] = op if optimized_impl(op, torch.get_num_threads()) else None
-            return primitives.get(key)
+    primitives = PrimitiveCache(lambda key: Binary(lib, element_layout(key[0], full), element_layout(key[1], other),
+                                                   element_layout(out_layout.value), algorithm), LAYOUTS)
+    first, second = (1, 0) if swap else (0, 1)  # the inputs that are oneDNN's src0 and src1
 
     def run(inputs: list) -> list:
-        x, y = (inputs[1], inputs[0]) if swap else (inputs[0], inputs[1])
+        x, y = inputs[first], inputs[second]
         usable = (size > SMALL and type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == dtype
                   and y.dtype == dtype and min(x.strides, default=0) >= 0 and min(y.strides, default=0) >= 0)
-        op = primitive((x.shape, x.strides, dtype), (y.shape, y.strides, dtype)) if usable else None
+        op = primitives.get((layout_of_value(x), layout_of_value(y))) if usable else None
         if op is None:  # NumPy keeps channels-last operands' order: only channels-last readers may get that
             res = fallback.fn(inputs)
-            return res if cl_out else [np.ascontiguousarray(res[0])]
-        z = np.empty(alloc, dtype)
+            return res if out_layout.channels_last else [np.ascontiguousarray(res[0])]
+        z = out_layout.empty()
         op(torch.get_num_threads(), x.ctypes.data, z.ctypes.data, y.ctypes.data)
-        return [z.transpose(0, 3, 1, 2) if cl_out else z]
+        return [z]
 
-    shape_a, shape_b = (tuple(int(d) for d in s.to_shape()) for s in shapes)
+    in_shapes = [tuple(int(d) for d in s.to_shape()) for s in shapes]
 
     def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
-        given = [layouts[1], layouts[0]] if swap else [layouts[0], layouts[1]]
-        shapes_ = [shape_b, shape_a] if swap else [shape_a, shape_b]
-        # a value made outside the segment: channels-last where it is a full 4-D operand of a channels-last op
-        chosen = [lay if lay is not None else
-                  (channels_last_value(s, dtype) if cl_out and s == out else dense_value(s, dtype))
-                  for lay, s in zip(given, shapes_, strict=True)]
+        chosen = [layouts[i] if layouts[i] is not None else arriving_layout(node, i, in_shapes[i], dtype)
+                  for i in (first, second)]
         if any(lay[2] != dtype or min(lay[1], default=0) < 0 for lay in chosen):
             return None
-        op = primitive(chosen[0], chosen[1])
+        op = primitives.get((chosen[0], chosen[1]))
         if op is None:
             return None
-        first, second = (1, 0) if swap else (0, 1)
-        buffers = [Buffer(False, first, chosen[0]), Buffer(True, 0, out_value), Buffer(False, second, chosen[1])]
+        buffers = [Buffer(False, first, chosen[0]), Buffer(True, 0, out_layout.value),
+                   Buffer(False, second, chosen[1])]
         return NativeStep(op, lambda threads: threads, buffers)
 
     # small ones run the given kernel from Python (profiling says so), oneDNN only inside segments

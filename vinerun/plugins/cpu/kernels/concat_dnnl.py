@@ -9,22 +9,21 @@ the node's NumPy reference runs. Not in place: the inputs are copied into the ou
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, PrimitiveCache, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import Concat
-from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._native import (
     Buffer,
     NativeStep,
     ValueLayout,
-    channels_last_value,
-    dense_value,
+    arriving_layout,
+    element_layout,
+    layout_of_value,
+    output_layout,
 )
 
 #: input layout combinations a Concat node makes primitives for
@@ -48,43 +47,30 @@ def dnnl_concat(node: Node) -> Kernel | None:
     if not out or 0 in out or any(0 in s for s in in_shapes):
         return None
     axis = int(node.axis) % len(out)  # type: ignore[attr-defined]
-    cl_out = len(out) == 4 and keeps_channels_last(node)
-    out_value = channels_last_value(out, dtype) if cl_out else dense_value(out, dtype)
-    alloc = (out[0], out[2], out[3], out[1]) if cl_out else out
-    primitives: dict[tuple, Concat | None] = {}
-    lock = threading.Lock()
-
-    def primitive(layouts: tuple[ValueLayout, ...]) -> Concat | None:
-        with lock:
-            if layouts not in primitives and len(primitives) < LAYOUTS:
-                srcs = [(shape, tuple(s // dtype.itemsize for s in strides), dt) for shape, strides, _ in layouts]
-                concat = Concat(lib, srcs, (out, tuple(s // dtype.itemsize for s in out_value[1]), dt), axis)
-                primitives[layouts] = concat if optimized_impl(concat, torch.get_num_threads()) else None
-            return primitives.get(layouts)
-
+    out_layout = output_layout(node, out, dtype)
+    primitives = PrimitiveCache(lambda layouts: Concat(lib, [element_layout(lay) for lay in layouts],
+                                                       element_layout(out_layout.value), axis), LAYOUTS)
     reference = node.evaluate
 
     def run(inputs: list) -> list:
-        layouts = tuple((a.shape, a.strides, a.dtype) for a in inputs)
         usable = all(a.dtype == dtype and min(a.strides) >= 0 for a in inputs)
-        concat = primitive(layouts) if usable else None
+        concat = primitives.get(tuple(layout_of_value(a) for a in inputs)) if usable else None
         if concat is None:
             return [np.ascontiguousarray(reference(inputs)[0])]
-        y = np.empty(alloc, dtype)
+        y = out_layout.empty()
         first, *more = (a.ctypes.data for a in inputs)
         concat(torch.get_num_threads(), first, y.ctypes.data, *more)
-        return [y.transpose(0, 3, 1, 2) if cl_out else y]
+        return [y]
 
     def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
-        # a value made outside the segment: channels-last where a convolution would have made it
-        guess = [channels_last_value(s, dtype) if cl_out else dense_value(s, dtype) for s in in_shapes]
-        chosen = tuple(lay if lay is not None else g for lay, g in zip(layouts, guess, strict=True))
+        chosen = tuple(lay if lay is not None else arriving_layout(node, i, in_shapes[i], dtype)
+                       for i, lay in enumerate(layouts))
         if any(min(lay[1]) < 0 or lay[2] != dtype for lay in chosen):
             return None
-        concat = primitive(chosen)
+        concat = primitives.get(chosen)
         if concat is None:
             return None
-        buffers = [Buffer(False, 0, chosen[0]), Buffer(True, 0, out_value),
+        buffers = [Buffer(False, 0, chosen[0]), Buffer(True, 0, out_layout.value),
                    *[Buffer(False, i, chosen[i]) for i in range(1, n_in)]]
         return NativeStep(concat, lambda threads: threads, buffers)
 

@@ -10,7 +10,6 @@ add and MobileNetV2's classifier ran 2-3x slower inside a sequence of convolutio
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, ELTWISE, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, ELTWISE, PrimitiveCache, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, MatMul, dense
 from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, dense_value
 from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16
@@ -121,21 +120,17 @@ def dnnl_dynamic_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.nd
         return None
     k, n = w.shape
     threads = torch.get_num_threads
-    by_rows: dict[int, MatMul | None] = {}
-    lock = threading.Lock()
 
     def primitive(rows: int) -> MatMul | None:
-        with lock:
-            if rows not in by_rows and len(by_rows) < ROW_COUNTS:
-                ops = _post_ops(parts, (rows, n), dt)
-                mm = None if ops is None else MatMul(lib, dense((rows, k), dt), w, dense((rows, n), dt), bias, ops,
-                                                     weights_type=dt)
-                by_rows[rows] = mm if mm is not None and optimized_impl(mm, threads()) is not None else None
-            return by_rows.get(rows)
+        ops = _post_ops(parts, (rows, n), dt)
+        return None if ops is None else MatMul(lib, dense((rows, k), dt), w, dense((rows, n), dt), bias, ops,
+                                               weights_type=dt)
+
+    by_rows = PrimitiveCache(primitive, ROW_COUNTS)
 
     def run(inputs: list) -> list:
         x = inputs[0]
-        mm = primitive(x.size // k) if x.ndim >= 1 and x.shape[-1] == k and x.dtype == dtype and x.size else None
+        mm = by_rows.get(x.size // k) if x.ndim >= 1 and x.shape[-1] == k and x.dtype == dtype and x.size else None
         if mm is None:
             return fallback.fn(inputs)
         x = np.ascontiguousarray(x)

@@ -10,17 +10,22 @@ keep their kernel (ATen for Interpolate, the reference for Resize).
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, PrimitiveCache, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import RESAMPLING_NEAREST, Resampling
-from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
-from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, ValueLayout, channels_last_value, dense_value
+from vinerun.plugins.cpu.kernels._native import (
+    Buffer,
+    NativeStep,
+    ValueLayout,
+    arriving_layout,
+    element_layout,
+    layout_of_value,
+    output_layout,
+)
 
 #: input layouts a node makes primitives for
 LAYOUTS = 4
@@ -73,44 +78,28 @@ def dnnl_nearest_kernel(node: Node) -> Kernel | None:
         return None
     shape = tuple(int(d) for d in node.get_input_partial_shape(0).to_shape())
     out = tuple(int(d) for d in node.get_output_partial_shape(0).to_shape())
-    cl_out = len(out) == 4 and keeps_channels_last(node)
-    out_value = channels_last_value(out, dtype) if cl_out else dense_value(out, dtype)
-    alloc = (out[0], out[2], out[3], out[1]) if cl_out else out
-    primitives: dict[tuple, Resampling | None] = {}
-    lock = threading.Lock()
-
-    def primitive(strides: tuple[int, ...]) -> Resampling | None:
-        with lock:
-            if strides not in primitives and len(primitives) < LAYOUTS:
-                op = Resampling(lib, (shape, tuple(s // dtype.itemsize for s in strides), dt),
-                                (out, tuple(s // dtype.itemsize for s in out_value[1]), dt), RESAMPLING_NEAREST)
-                primitives[strides] = op if optimized_impl(op, torch.get_num_threads()) else None
-            return primitives.get(strides)
-
+    out_layout = output_layout(node, out, dtype)
+    primitives = PrimitiveCache(lambda x: Resampling(lib, element_layout(x), element_layout(out_layout.value),
+                                                     RESAMPLING_NEAREST), LAYOUTS)
     reference = node.evaluate
 
     def run(inputs: list) -> list:
         x = inputs[0]
         usable = type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0
-        op = primitive(x.strides) if usable else None
+        op = primitives.get(layout_of_value(x)) if usable else None
         if op is None:
             return [np.ascontiguousarray(reference(inputs)[0])]
-        y = np.empty(alloc, dtype)
+        y = out_layout.empty()
         op(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
-        return [y.transpose(0, 3, 1, 2) if cl_out else y]
-
-    # made outside a segment: channels-last where a convolution made it (this kernel reads it as it is)
-    producer = node.input_value(0).node
-    guess = (channels_last_value(shape, dtype) if len(shape) == 4 and producer.type_name != "Parameter"
-             and keeps_channels_last(producer) else dense_value(shape, dtype))
+        return [y]
 
     def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
-        x = layouts[0] or guess
+        x = layouts[0] or arriving_layout(node, 0, shape, dtype)
         if x[2] != dtype or min(x[1]) < 0:
             return None
-        op = primitive(x[1])
+        op = primitives.get(x)
         return None if op is None else NativeStep(op, lambda threads: threads, [Buffer(False, 0, x),
-                                                                                Buffer(True, 0, out_value)])
+                                                                                Buffer(True, 0, out_layout.value)])
 
     kernel = Kernel(run, "onednn_resample_nearest")
     kernel.native = native

@@ -9,17 +9,22 @@ per input layout a call brings (at most :data:`LAYOUTS`); others, and every othe
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library, optimized_impl
-from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder, dense
-from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
-from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, ValueLayout, channels_last_value, dense_value
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, PrimitiveCache, library
+from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
+from vinerun.plugins.cpu.kernels._native import (
+    Buffer,
+    NativeStep,
+    ValueLayout,
+    arriving_layout,
+    dense_value,
+    element_layout,
+    layout_of_value,
+)
 
 #: input layouts a Transpose makes reorders for
 LAYOUTS = 4
@@ -42,36 +47,30 @@ def dnnl_transpose(node: Node) -> Kernel | None:
         list(reversed(range(rank)))
     if not shape or 0 in shape or sorted(perm) != list(range(rank)):
         return None
-    reorders: dict[tuple, Reorder | None] = {}
-    lock = threading.Lock()
+    out_value = dense_value(out, dtype)
 
-    def reorder(strides: tuple[int, ...]) -> Reorder | None:
-        with lock:
-            if strides not in reorders and len(reorders) < LAYOUTS:
-                src = (out, tuple(strides[a] // dtype.itemsize for a in perm), dt)  # the input seen transposed
-                op = Reorder(lib, src, dense(out, dt))
-                reorders[strides] = op if optimized_impl(op, torch.get_num_threads()) else None
-            return reorders.get(strides)
+    def transposition(x: ValueLayout) -> Reorder:
+        """A copy of the input seen through the permuted strides into a C-contiguous output."""
+        strides = element_layout(x)[1]
+        return Reorder(lib, (out, tuple(strides[a] for a in perm), dt), element_layout(out_value))
+
+    reorders = PrimitiveCache(transposition, LAYOUTS)
 
     def run(inputs: list) -> list:
         x = inputs[0]
         usable = type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0
-        op = reorder(x.strides) if usable else None
+        op = reorders.get(layout_of_value(x)) if usable else None
         if op is None:
             return [np.ascontiguousarray(np.transpose(x, perm))]
         y = np.empty(out, dtype)
         op(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
         return [y]
 
-    out_value = dense_value(out, dtype)
-    # made outside a segment: channels-last where a convolution would have made it (Transpose reads it as it is)
-    guess = channels_last_value(shape, dtype) if rank == 4 and _after_channels_last(node) else dense_value(shape, dtype)
-
     def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
-        x = layouts[0] or guess
+        x = layouts[0] or arriving_layout(node, 0, shape, dtype)
         if x[2] != dtype or min(x[1]) < 0:
             return None
-        op = reorder(x[1])
+        op = reorders.get(x)
         return None if op is None else NativeStep(op, lambda threads: threads, [Buffer(False, 0, x),
                                                                                 Buffer(True, 0, out_value)])
 
@@ -79,9 +78,3 @@ def dnnl_transpose(node: Node) -> Kernel | None:
     kernel.native = native
     return kernel
 
-
-def _after_channels_last(node: Node) -> bool:
-    """Whether the Transpose's input comes channels-last (made by a kernel that keeps that for its readers; a
-    model input comes NCHW)."""
-    producer = node.input_value(0).node
-    return producer.type_name != "Parameter" and keeps_channels_last(producer)
