@@ -16,14 +16,12 @@ from vinerun.plugins.cpu import device_info
 from vinerun.plugins.cpu.config import COMPILED_TABLE, PLUGIN_TABLE, effective_precision
 from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
 from vinerun.plugins.cpu.fused_transformer_ops import attention_fusion, layer_norm_fusion
-from vinerun.plugins.cpu.plan import Plan
+from vinerun.plugins.cpu.plan import Plan, rewrite_patterns
 from vinerun.plugins.cpu.precision import lower_precision
 from vinerun.plugins.cpu.streams import SharedStreams, StreamsConfig, resolve_streams, stream_executor
 from vinerun.plugins.cpu.thread_governor import ThreadGovernor
 from vinerun.transformations import common_cleanup
 from vinerun.transformations.gelu_fusion import GeluFusion
-from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
-from vinerun.transformations.swish_fusion import SwishFusion
 
 
 class CPUCompiledModel(ICompiledModel):
@@ -52,8 +50,7 @@ class CPUCompiledModel(ICompiledModel):
         common_cleanup()(self.model)  # constant folding + dead code, in place on the clone
         self._unfused = self.model  # what export_graph returns: IR-writable, no internal ops
         self.model = self.model.clone()
-        ReduceMeanToPool()(self.model)
-        SwishFusion()(self.model)
+        rewrite_patterns(self.model)
         conv_fusion()(self.model)
         GeluFusion()(self.model)
         attention_fusion()(self.model)

@@ -25,20 +25,25 @@ from vinerun.plugins.cpu.native_segment import enabled as native_enabled
 from vinerun.plugins.cpu.segment_planner import plan_segments
 
 
-def compile_passes(model: Model) -> None:
-    """The CPU plugin's graph passes, in place: cleanup (folding, dead code), then the fusions.
-
-    The compiled model runs them on its graph; the If kernel on each branch body.
-    """
-    from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
-    from vinerun.transformations import common_cleanup
-    from vinerun.transformations.gelu_fusion import GeluFusion
+def rewrite_patterns(model: Model) -> None:
+    """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: a spatial ReduceMean
+    into a global AvgPool, ``x * sigmoid(x)`` into Swish."""
     from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
     from vinerun.transformations.swish_fusion import SwishFusion
 
-    common_cleanup()(model)
     ReduceMeanToPool()(model)
     SwishFusion()(model)
+
+
+def compile_passes(model: Model) -> None:
+    """The graph passes of an If branch body, in place: cleanup (folding, dead code), the pattern rewrites, then
+    the convolution, GELU and MatMul fusions (the compiled model runs these and more on its own graph)."""
+    from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
+    from vinerun.transformations import common_cleanup
+    from vinerun.transformations.gelu_fusion import GeluFusion
+
+    common_cleanup()(model)
+    rewrite_patterns(model)
     conv_fusion()(model)
     GeluFusion()(model)
     matmul_fusion()(model)
