@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
 
 from vinerun.ir.node import Node
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES
+from vinerun.plugins.cpu.kernels import Kernel
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Primitive, PrimitiveCache
 from vinerun.plugins.cpu.kernels._dnnl_ops import Layout
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 
@@ -118,3 +120,35 @@ def view_step(in_layout: ValueLayout, out_shape: tuple[int, ...]) -> NativeFacto
         return NativeStep(None, lambda threads: None, [Buffer(False, 0, in_layout), Buffer(True, 0, out)])
 
     return native
+
+
+def single_primitive_kernel(node: Node, in_shape: tuple[int, ...], out: OutputLayout,
+                            make: Callable[[ValueLayout], Primitive | None], fallback: Callable[[list], list],
+                            exec_type: str, limit: int) -> Kernel:
+    """A kernel of one input and one output running a source-to-destination primitive ``make`` builds for the
+    input's layout (one per layout a call brings, at most ``limit``), else ``fallback``; its native form reads
+    the input as it arrives."""
+    dtype = out.value[2]
+    primitives = PrimitiveCache(make, limit)
+
+    def run(inputs: list) -> list:
+        x = inputs[0]
+        usable = type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0
+        op = primitives.get(layout_of_value(x)) if usable else None
+        if op is None:
+            return fallback(inputs)
+        y = out.empty()
+        op(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
+        return [y]
+
+    def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
+        x = layouts[0] or arriving_layout(node, 0, in_shape, dtype)
+        if x[2] != dtype or min(x[1]) < 0:
+            return None
+        op = primitives.get(x)
+        return None if op is None else NativeStep(op, lambda threads: threads,
+                                                  [Buffer(False, 0, x), Buffer(True, 0, out.value)])
+
+    kernel = Kernel(run, exec_type)
+    kernel.native = native
+    return kernel

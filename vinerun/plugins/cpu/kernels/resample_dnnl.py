@@ -11,21 +11,12 @@ keep their kernel (ATen for Interpolate, the reference for Resize).
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, PrimitiveCache, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import RESAMPLING_NEAREST, Resampling
-from vinerun.plugins.cpu.kernels._native import (
-    Buffer,
-    NativeStep,
-    ValueLayout,
-    arriving_layout,
-    element_layout,
-    layout_of_value,
-    output_layout,
-)
+from vinerun.plugins.cpu.kernels._native import element_layout, output_layout, single_primitive_kernel
 
 #: input layouts a node makes primitives for
 LAYOUTS = 4
@@ -79,31 +70,11 @@ def dnnl_nearest_kernel(node: Node) -> Kernel | None:
     shape = tuple(int(d) for d in node.get_input_partial_shape(0).to_shape())
     out = tuple(int(d) for d in node.get_output_partial_shape(0).to_shape())
     out_layout = output_layout(node, out, dtype)
-    primitives = PrimitiveCache(lambda x: Resampling(lib, element_layout(x), element_layout(out_layout.value),
-                                                     RESAMPLING_NEAREST), LAYOUTS)
     reference = node.evaluate
-
-    def run(inputs: list) -> list:
-        x = inputs[0]
-        usable = type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0
-        op = primitives.get(layout_of_value(x)) if usable else None
-        if op is None:
-            return [np.ascontiguousarray(reference(inputs)[0])]
-        y = out_layout.empty()
-        op(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
-        return [y]
-
-    def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
-        x = layouts[0] or arriving_layout(node, 0, shape, dtype)
-        if x[2] != dtype or min(x[1]) < 0:
-            return None
-        op = primitives.get(x)
-        return None if op is None else NativeStep(op, lambda threads: threads, [Buffer(False, 0, x),
-                                                                                Buffer(True, 0, out_layout.value)])
-
-    kernel = Kernel(run, "onednn_resample_nearest")
-    kernel.native = native
-    return kernel
+    return single_primitive_kernel(
+        node, shape, out_layout,
+        lambda x: Resampling(lib, element_layout(x), element_layout(out_layout.value), RESAMPLING_NEAREST),
+        lambda inputs: [np.ascontiguousarray(reference(inputs)[0])], "onednn_resample_nearest", LAYOUTS)
 
 
 @cpu_kernel("Resize")

@@ -10,20 +10,17 @@ per input layout a call brings (at most :data:`LAYOUTS`); others, and every othe
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, PrimitiveCache, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
 from vinerun.plugins.cpu.kernels._native import (
-    Buffer,
-    NativeStep,
+    OutputLayout,
     ValueLayout,
-    arriving_layout,
     dense_value,
     element_layout,
-    layout_of_value,
+    single_primitive_kernel,
 )
 
 #: input layouts a Transpose makes reorders for
@@ -54,27 +51,6 @@ def dnnl_transpose(node: Node) -> Kernel | None:
         strides = element_layout(x)[1]
         return Reorder(lib, (out, tuple(strides[a] for a in perm), dt), element_layout(out_value))
 
-    reorders = PrimitiveCache(transposition, LAYOUTS)
-
-    def run(inputs: list) -> list:
-        x = inputs[0]
-        usable = type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0
-        op = reorders.get(layout_of_value(x)) if usable else None
-        if op is None:
-            return [np.ascontiguousarray(np.transpose(x, perm))]
-        y = np.empty(out, dtype)
-        op(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
-        return [y]
-
-    def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
-        x = layouts[0] or arriving_layout(node, 0, shape, dtype)
-        if x[2] != dtype or min(x[1]) < 0:
-            return None
-        op = reorders.get(x)
-        return None if op is None else NativeStep(op, lambda threads: threads, [Buffer(False, 0, x),
-                                                                                Buffer(True, 0, out_value)])
-
-    kernel = Kernel(run, "onednn_transpose")
-    kernel.native = native
-    return kernel
-
+    return single_primitive_kernel(node, shape, OutputLayout(out_value, False), transposition,
+                                   lambda inputs: [np.ascontiguousarray(np.transpose(inputs[0], perm))],
+                                   "onednn_transpose", LAYOUTS)
