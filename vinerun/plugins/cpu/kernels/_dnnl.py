@@ -409,6 +409,8 @@ class PrimitiveCache:
         self._lock = threading.Lock()
 
     def get(self, key: Any) -> Primitive | None:
+        if key in self._made:  # made (or declined) already: no lock on the calls that follow
+            return self._made[key]
         with self._lock:
             if key not in self._made and len(self._made) < self._limit:
                 import torch  # imported by library() already: a lookup
