@@ -13,12 +13,13 @@ typedef struct { int arg; void *memory; } exec_arg;                     /* dnnl_
 typedef int (*execute_fn)(void *primitive, void *stream, int nargs, const exec_arg *args);
 typedef int (*set_handle_fn)(void *memory, void *handle);
 
-typedef struct { void *primitive; int64_t nargs; const exec_arg *args; } step; /* as native_segment.Step */
-typedef struct { void *memory; int64_t buffer; } handle;                 /* as native_segment.Handle */
+typedef struct { void *primitive; int64_t nargs; const exec_arg *args; } step; /* as native_segment._StepEntry */
+typedef struct { void *memory; int64_t buffer; int64_t offset; } handle; /* as native_segment._HandleEntry */
 
 /* run(execute, set_handle, stream, steps, n_steps, handles, n_handles, addresses) -> int
  *
- * addresses: a tuple of ints, the per-run buffers; handle i points memory i at addresses[buffer i].
+ * addresses: a tuple of ints, the per-run buffers; handle i points memory i at addresses[buffer i] + offset i
+ * (a view into the buffer).
  * Returns -1 when every primitive ran, the index of the step that failed, or -2 when setting a handle did.
  */
 static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -61,7 +62,7 @@ static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n_handles; i++) {
         int64_t b = handles[i].buffer;
-        if (b < 0 || b >= n_addresses || set_handle(handles[i].memory, address[b]) != 0) {
+        if (b < 0 || b >= n_addresses || set_handle(handles[i].memory, (char *)address[b] + handles[i].offset) != 0) {
             failed = -2;
             break;
         }

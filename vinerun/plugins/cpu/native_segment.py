@@ -43,7 +43,7 @@ class _StepEntry(ctypes.Structure):
 
 
 class _HandleEntry(ctypes.Structure):
-    _fields_ = [("memory", ctypes.c_void_p), ("buffer", ctypes.c_int64)]
+    _fields_ = [("memory", ctypes.c_void_p), ("buffer", ctypes.c_int64), ("offset", ctypes.c_int64)]
 
 
 class SegmentError(Exception):
@@ -67,6 +67,7 @@ class Group:
     members: list[int] = field(default_factory=list)
     kind: str = "arena"  # "input" (made outside: a run points at it), "fresh" (allocated per run), "arena"
     offset: int = 0  # in the arena
+    offsets: dict[int, int] = field(default_factory=dict)  # member -> its byte offset in the buffer (a slice)
     runtime: int = -1  # index in a run's address tuple ("input" and "fresh")
 
 
@@ -137,11 +138,11 @@ class Segment:
         self._fresh = sorted((g for g in unique if g.kind == "fresh"), key=lambda g: g.runtime)
         self._fresh_shapes = [(permutation(layouts[g.root])[0], layouts[g.root][2]) for g in self._fresh]  # type: ignore[index]
         self._fresh_index = {id(g): i for i, g in enumerate(self._fresh)}
-        # each output: (its group's index among the fresh ones, dims in memory order, the transposition back)
+        # each output: its group's index among the fresh ones, and its shape, byte strides and offset there
         self._out_views = []
         for s in outs:
-            dims, back = permutation(layouts[s])  # type: ignore[misc]
-            self._out_views.append((self._fresh_index[id(groups[s])], dims, back))
+            shape, strides, _ = layouts[s]
+            self._out_views.append((self._fresh_index[id(groups[s])], shape, strides, groups[s].offsets.get(s, 0)))
         self._local = threading.local()
         self._copiers: dict[tuple, _CopyIn] = {}  # (input index, its strides) -> its copy-in
         self.free = [slot for st in steps for slot in st.free]  # slots whose last reader is in the segment
@@ -169,7 +170,8 @@ class Segment:
             node = self.steps[failed].node if failed >= 0 else self.steps[0].node
             raise SegmentError(node, DnnlError("oneDNN execution failed" if failed >= 0
                                                else "oneDNN: pointing a buffer at a run's array failed"))
-        return [fresh[g].reshape(dims).transpose(back) for g, dims, back in self._out_views]
+        return [np.ndarray(shape, a.dtype, a, offset, strides) if (a := fresh[g]).strides != strides or offset
+                or a.shape != shape else a for g, shape, strides, offset in self._out_views]
 
     def _python(self, inputs: list[Any]) -> list[Any]:
         """The steps' own kernels (an input of another dtype or shape than planned, or not an array)."""
@@ -214,12 +216,12 @@ class _Instance:
                 slot = (st.outs if buf.output else st.ins)[buf.index]
                 g = seg._groups[slot]
                 if g.kind == "arena":
-                    lib.check(set_handle(mem, base + g.offset), "memory_set_data_handle")
+                    lib.check(set_handle(mem, base + g.offset + g.offsets.get(slot, 0)), "memory_set_data_handle")
                 else:
-                    handles.append((mem.value, g.runtime))
+                    handles.append((mem.value, g.runtime, g.offsets.get(slot, 0)))
             steps.append((b.primitive.value, len(b.args), ctypes.addressof(b.args), st))
         self._steps = (_StepEntry * len(steps))(*[_StepEntry(p, n, a) for p, n, a, _ in steps])
-        self._handles = (_HandleEntry * len(handles))(*[_HandleEntry(m, i) for m, i in handles])
+        self._handles = (_HandleEntry * len(handles))(*[_HandleEntry(*h) for h in handles])
         self._stream = lib.stream().value
         fns = lib.lib
         self._execute, self._set_handle = fns.dnnl_primitive_execute, set_handle
@@ -241,8 +243,8 @@ class _Instance:
         return failed if failed < 0 else self._index[failed]
 
     def _run_ctypes(self, addresses: tuple[int, ...]) -> int:
-        for mem, buffer in self._py_handles:
-            if self._set_handle(mem, addresses[buffer]):
+        for mem, buffer, offset in self._py_handles:
+            if self._set_handle(mem, addresses[buffer] + offset):
                 return -2
         stream, execute = self._stream, self._execute
         for i, (prim, nargs, args) in enumerate(self._py_steps):

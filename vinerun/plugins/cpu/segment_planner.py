@@ -105,24 +105,23 @@ def _segment(run: list[tuple[int, Any, NativeStep]], layouts: dict[int, ValueLay
                     groups[slot] = Group(slot, [slot], "input", runtime=n_inputs)
                     n_inputs += 1
                 all_layouts[slot] = b.layout
-        joins = None
-        if native.primitive is None:
-            joins = st.ins[0]
-        elif native.accumulate is not None:
-            joins = st.ins[native.accumulate]
-        for b in native.buffers:
-            if not b.output:
-                continue
+        view = native.primitive is None
+        joins = st.ins[0] if view else st.ins[native.accumulate] if native.accumulate is not None else None
+        for k, b in enumerate(b for b in native.buffers if b.output):
             slot = st.outs[b.index]
-            if joins is not None and b.index == 0:
-                g = groups[joins]
-                reads_it = any(groups.get(st.ins[r.index]) is g for r in native.buffers if not r.output)
-                if native.accumulate is not None and (reads_it or not _dies_here(g, i, readers, outs)):
-                    return i  # the sum would overwrite a value read later, or the convolution's own source
-                g.members.append(slot)
-                groups[slot] = g
-            else:
+            if joins is None or not (view or b.index == 0):
                 groups[slot] = Group(slot, [slot])
+                continue
+            g = groups[joins]
+            offset = g.offsets.get(joins, 0) + (native.offsets[k] if view and native.offsets else 0)
+            if not view:
+                reads_it = any(groups.get(st.ins[r.index]) is g for r in native.buffers if not r.output)
+                if reads_it or offset or not _dies_here(g, i, readers, outs):
+                    return i  # the sum would overwrite a value read later, or the convolution's own source
+            g.members.append(slot)
+            groups[slot] = g
+            if offset:
+                g.offsets[slot] = offset
     made_by = {s: i for i, st, _ in run for s in st.outs}
     n_fresh = n_inputs
     for g in {id(g): g for g in groups.values()}.values():
@@ -131,7 +130,7 @@ def _segment(run: list[tuple[int, Any, NativeStep]], layouts: dict[int, ValueLay
             continue
         if g.kind == "input":
             return made_by[handed[0]]  # a view of an input handed back: left to Python
-        if any(permutation(all_layouts[m]) is None for m in [g.root, *handed]):
+        if permutation(all_layouts[g.root]) is None:
             return made_by[handed[0]]
         g.kind, g.runtime = "fresh", n_fresh
         n_fresh += 1

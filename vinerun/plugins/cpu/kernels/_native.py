@@ -49,8 +49,9 @@ def element_layout(value: ValueLayout, dims: tuple[int, ...] | None = None) -> L
     """``value`` as a oneDNN layout (strides in elements); ``dims`` adds leading dimensions of size 1."""
     shape, strides, dtype = value
     dims = tuple(shape) if dims is None else dims
-    pad = len(dims) - len(shape)
-    return dims, (0,) * pad + tuple(s // dtype.itemsize for s in strides), DATA_TYPES[dtype.name]
+    elements = tuple(s // dtype.itemsize for s in strides)
+    outer = elements[0] * shape[0] if shape else 1  # a new leading dim of 1: the stride a dense array has there
+    return dims, (outer,) * (len(dims) - len(shape)) + elements, DATA_TYPES[dtype.name]
 
 
 @dataclass(frozen=True)
@@ -96,15 +97,16 @@ class Buffer:
 class NativeStep:
     """A kernel as one primitive call on fixed buffers.
 
-    ``primitive`` None: a view, output 0 is input 0's memory with another layout (``buffers``: input, output).
-    ``buffers``: the primitive's runtime buffers in its call order. ``accumulate``: the input whose memory the
-    output is (oneDNN's sum post-op adds into the destination).
+    ``primitive`` None: a view, each output is input 0's memory with another layout, ``offsets`` bytes in
+    (``buffers``: the input, then the outputs). ``buffers``: the primitive's runtime buffers in its call order.
+    ``accumulate``: the input whose memory the output is (oneDNN's sum post-op adds into the destination).
     """
 
     primitive: Any  # a _dnnl.Primitive, or None for a view
     key: Callable[[int], Any]  # the primitive's key for a thread count
     buffers: list[Buffer]
     accumulate: int | None = None
+    offsets: list[int] | None = None  # a view's outputs' byte offsets into its input (None: all 0)
 
 
 NativeFactory = Callable[[list[ValueLayout | None]], NativeStep | None]
@@ -118,6 +120,37 @@ def view_step(in_layout: ValueLayout, out_shape: tuple[int, ...]) -> NativeFacto
         if layouts[0] not in (None, in_layout):
             return None
         return NativeStep(None, lambda threads: None, [Buffer(False, 0, in_layout), Buffer(True, 0, out)])
+
+    return native
+
+
+def tidy(layout: ValueLayout) -> ValueLayout:
+    """``layout`` with each dimension of size 1 given the stride a C-contiguous array would have there (any
+    stride is right for it): a slice that is one contiguous block then compares equal to a dense layout, and
+    oneDNN takes it as dense (its fast kernels, not the reference)."""
+    shape, strides, dtype = layout
+    out, inner = list(strides), dtype.itemsize
+    for i in reversed(range(len(shape))):
+        if shape[i] == 1:
+            out[i] = inner
+        inner = out[i] * shape[i]
+    return tuple(shape), tuple(out), dtype
+
+
+def strided_view(node: Node, outputs: Callable[[ValueLayout], list[tuple[ValueLayout, int]] | None]) -> NativeFactory:
+    """The native form of a view that reads its input in any strided layout (Slice, Split, Gather of one index,
+    Squeeze, Unsqueeze): ``outputs(input layout)`` gives each output's layout and byte offset into the input,
+    or None where the view cannot express it."""
+    shape = tuple(int(d) for d in node.get_input_partial_shape(0).to_shape())
+    dtype = np.dtype(node.get_input_element_type(0).to_dtype())
+
+    def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
+        x = layouts[0] or arriving_layout(node, 0, shape, dtype)
+        outs = outputs(x)
+        if outs is None:
+            return None
+        buffers = [Buffer(False, 0, x), *(Buffer(True, k, tidy(lay)) for k, (lay, _) in enumerate(outs))]
+        return NativeStep(None, lambda threads: None, buffers, offsets=[off for _, off in outs])
 
     return native
 

@@ -16,7 +16,10 @@ import numpy as np
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._native import dense_value, view_step
+from vinerun.plugins.cpu.kernels._native import ValueLayout, dense_value, strided_view, view_step
+
+#: a view's outputs: each one's layout and byte offset into the input
+Views = list[tuple[ValueLayout, int]]
 
 
 def _ints(node: Node, i: int) -> list[int] | None:
@@ -38,6 +41,20 @@ def _with_native(node: Node, kernel: Kernel) -> Kernel:
         kernel.native = view_step(dense_value(tuple(int(d) for d in xs.to_shape()), dtype),
                                   tuple(int(d) for d in ys.to_shape()))
     return kernel
+
+
+def _with_strided_native(node: Node, kernel: Kernel, outputs: Any) -> Kernel:
+    """``kernel`` with a native form that views any strided input (``outputs``: see ``_native.strided_view``)
+    where every shape is static."""
+    shapes = [node.get_input_partial_shape(0)] + [node.get_output_partial_shape(i)
+                                                   for i in range(node.get_output_size())]
+    if all(s.is_static() for s in shapes) and all(s.rank.get_length() > 0 for s in shapes[1:]):
+        kernel.native = strided_view(node, outputs)
+    return kernel
+
+
+def _static(node: Node, i: int) -> tuple[int, ...]:
+    return tuple(int(d) for d in node.get_output_partial_shape(i).to_shape())
 
 
 @cpu_kernel("Reshape")
@@ -81,7 +98,15 @@ def unsqueeze(node: Node) -> Kernel | None:
     def run(inputs: list) -> list:
         return [inputs[0][index]]
 
-    return _with_native(node, Kernel(run, "view_unsqueeze"))
+    def outputs(x: ValueLayout) -> Views:
+        shape, strides, dtype = x
+        dims, steps = list(shape), list(strides)
+        for a in norm:  # a new dim of 1: any stride; the one a C-contiguous array would have
+            dims.insert(a, 1)
+            steps.insert(a, steps[a] * dims[a + 1] if a < len(steps) else dtype.itemsize)
+        return [((tuple(dims), tuple(steps), dtype), 0)]
+
+    return _with_strided_native(node, Kernel(run, "view_unsqueeze"), outputs)
 
 
 @cpu_kernel("Squeeze")
@@ -107,7 +132,14 @@ def squeeze(node: Node) -> Kernel | None:
             return reference(inputs)  # its error names the axis that is not 1
         return [np.asarray(x[tuple(0 if i in norm and shape[i] == 1 else slice(None) for i in range(rank))])]
 
-    return _with_native(node, Kernel(run, "view_squeeze"))
+    def outputs(x: ValueLayout) -> Views | None:
+        shape, strides, dtype = x
+        if any(shape[a] != 1 for a in norm):
+            return None
+        keep = [i for i in range(rank) if i not in norm]
+        return [((tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), dtype), 0)]
+
+    return _with_strided_native(node, Kernel(run, "view_squeeze"), outputs)
 
 
 @cpu_kernel("Slice")
@@ -125,7 +157,21 @@ def slice_(node: Node) -> Kernel | None:
     def run(inputs: list) -> list:
         return [inputs[0][index]]
 
-    return Kernel(run, "view_slice")
+    def outputs(x: ValueLayout) -> Views | None:
+        shape, strides, dtype = x
+        dims, steps, offset = list(shape), list(strides), 0
+        for axis, window in win.items():
+            first, stop, step = slice(*window).indices(shape[axis])
+            if step <= 0:
+                return None  # a reversed view: oneDNN takes no negative strides
+            dims[axis] = len(range(first, stop, step))
+            offset += first * strides[axis]
+            steps[axis] = strides[axis] * step
+        if tuple(dims) != _static(node, 0) or 0 in dims:
+            return None
+        return [((tuple(dims), tuple(steps), dtype), offset)]
+
+    return _with_strided_native(node, Kernel(run, "view_slice"), outputs)
 
 
 def _split_kernel(node: Node, axis: int, lengths: list[int], name: str) -> Kernel:
@@ -139,7 +185,18 @@ def _split_kernel(node: Node, axis: int, lengths: list[int], name: str) -> Kerne
         x = inputs[0]
         return [x[i] for i in index]
 
-    return Kernel(run, name)
+    def outputs(x: ValueLayout) -> Views | None:
+        shape, strides, dtype = x
+        if 0 in lengths:
+            return None
+        views = []
+        for begin, length in zip(bounds[:-1], lengths, strict=True):
+            dims = list(shape)
+            dims[axis] = length
+            views.append(((tuple(dims), strides, dtype), begin * strides[axis]))
+        return views
+
+    return _with_strided_native(node, Kernel(run, name), outputs)
 
 
 def _static_axis(node: Node) -> tuple[int, int] | None:
@@ -202,4 +259,12 @@ def gather_scalar(node: Any) -> Kernel | None:
             return reference(inputs)  # out of range: the reference's zeros
         return [x[pre + (i,)] if rank > 1 else np.asarray(x[i])]
 
-    return Kernel(run, "view_gather")
+    def outputs(x: ValueLayout) -> Views | None:
+        shape, strides, dtype = x
+        if not -shape[a] <= i < shape[a]:
+            return None
+        keep = [d for d in range(rank) if d != a]
+        return [((tuple(shape[d] for d in keep), tuple(strides[d] for d in keep), dtype),
+                 (i % shape[a]) * strides[a])]
+
+    return _with_strided_native(node, Kernel(run, "view_gather"), outputs)

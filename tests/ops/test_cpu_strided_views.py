@@ -1,0 +1,103 @@
+"""Views with an offset inside native segments: Slice, Split / VariadicSplit, Gather of one index, Squeeze and
+Unsqueeze of strided values read their input's memory in place (a byte offset into its buffer), in the arena,
+in a segment input, and in a value handed back."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vinerun as ov
+from tests.ops._precision import F32
+from tests.ops._segments import check_one_segment
+from vinerun.ir.core_ops import Constant, Parameter
+from vinerun.ir.interpreter import run_reference
+from vinerun.ir.model import Model
+from vinerun.ir.types import Type
+from vinerun.ops.arithmetic import Add, Multiply
+from vinerun.ops.concat_split import Split, VariadicSplit
+from vinerun.ops.gather import Gather
+from vinerun.ops.matmul import MatMul
+from vinerun.ops.reshape import Squeeze, Unsqueeze
+from vinerun.ops.slicing import Slice
+from vinerun.plugins.cpu.kernels._dnnl import library
+from vinerun.plugins.cpu.native_segment import Segment
+
+pytestmark = pytest.mark.skipif(library() is None, reason="needs the oneDNN binding (onednn-cpu-gomp)")
+RNG = np.random.default_rng(11)
+
+
+def rand(shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def ints(*values):
+    return Constant(np.array(values, np.int64))
+
+
+def scale(x):
+    """A native step making a C-contiguous value (a convolution would hand its slices channels-last)."""
+    shape = (x.get_output_partial_shape(0) if hasattr(x, "get_output_partial_shape") else x.get_partial_shape())
+    return Multiply(x, Constant(rand(list(shape.to_shape())[1:])))
+
+
+def test_slices_stay_in_the_segment(monkeypatch):
+    """Multiply -> two channel slices (the second at an offset) -> Add: one segment, no copies."""
+    x = Parameter(Type.f32, [1, 16, 6, 6])
+    y = scale(x)
+    low = Slice(y, ints(0), ints(8), ints(1), ints(1))
+    high = Slice(y, ints(8), ints(16), ints(1), ints(1))
+    model = Model([Unsqueeze(Add(low, high), ints(0))], [x])
+    seg, _ = check_one_segment(model, rand([1, 16, 6, 6]), monkeypatch, "Slice")
+    assert [s.node.type_name for s in seg.steps].count("Slice") == 2
+
+
+@pytest.mark.parametrize("variadic", [False, True])
+def test_split_outputs_are_views_at_their_offsets(monkeypatch, variadic):
+    x = Parameter(Type.f32, [1, 12, 5, 5])
+    y = scale(x)
+    parts = VariadicSplit(y, ints(1), ints(3, -1)) if variadic else Split(y, ints(1), num_splits=2)
+    a, b = (parts.output(0), parts.output(1))
+    a, b = (Slice(a, ints(0), ints(3), ints(1), ints(1)), Slice(b, ints(0), ints(3), ints(1), ints(1))) \
+        if variadic else (a, b)
+    check_one_segment(Model([Unsqueeze(Multiply(a, b), ints(0))], [x]), rand([1, 12, 5, 5]), monkeypatch,
+                      "VariadicSplit" if variadic else "Split")
+
+
+def test_gather_of_a_segment_input_reads_it_at_an_offset(monkeypatch):
+    """An LSTM state's second row (Gather index 1 of a [2, 1, 64] input) straight into a matrix product."""
+    state = Parameter(Type.f32, [2, 1, 64])
+    row = Gather(state, Constant(np.int64(1)), Constant(np.int64(0)))
+    w = rand([64, 32])
+    model = Model([Add(MatMul(row, Constant(w)), Constant(rand([32])))], [state])
+    data = rand([2, 1, 64])
+    seg, got = check_one_segment(model, data, monkeypatch, "Gather")
+    np.testing.assert_allclose(got, data[1] @ w + model.get_results()[0].input_value(0).node.const_input(1),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_a_slice_handed_back_is_the_right_part_of_the_buffer():
+    """The value after the segment is a view at an offset into the array the run handed out."""
+    x = Parameter(Type.f32, [1, 16, 4, 4])
+    y = scale(x)
+    part = Slice(y, ints(5), ints(13), ints(2), ints(1))  # channels 5, 7, 9, 11 of 16
+    model = Model([Squeeze(Unsqueeze(part, ints(0)), ints(0)), y], [x])
+    plan = ov.Core().compile_model(model, "CPU", F32)._impl.plan
+    assert any(isinstance(item, Segment) for item in plan.items)
+    data = rand([1, 16, 4, 4])
+    got = plan.run([data])
+    want = run_reference(model, [data])
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[0], got[1][:, 5:13:2])
+
+
+def test_a_reversed_slice_runs_from_python():
+    """A negative step is no oneDNN layout: the slice leaves the segment and still gives the right answer."""
+    x = Parameter(Type.f32, [1, 8, 4, 4])
+    y = scale(x)
+    model = Model([scale(Slice(y, ints(7), ints(-9), ints(-1), ints(1)))], [x])
+    plan = ov.Core().compile_model(model, "CPU", F32)._impl.plan
+    assert "Slice" not in [s.node.type_name for item in plan.items if isinstance(item, Segment) for s in item.steps]
+    data = rand([1, 8, 4, 4])
+    np.testing.assert_allclose(plan.run([data])[0], run_reference(model, [data])[0], rtol=1e-4, atol=1e-4)
