@@ -18,10 +18,27 @@ from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
 from vinerun.plugins.cpu.fused_transformer_ops import attention_fusion, layer_norm_fusion
 from vinerun.plugins.cpu.plan import Plan, rewrite_patterns
 from vinerun.plugins.cpu.precision import lower_precision
+from vinerun.plugins.cpu.specialize import Shapes, SpecializedPlans
 from vinerun.plugins.cpu.streams import SharedStreams, StreamsConfig, resolve_streams, stream_executor
 from vinerun.plugins.cpu.thread_governor import ThreadGovernor
 from vinerun.transformations import common_cleanup
 from vinerun.transformations.gelu_fusion import GeluFusion
+
+
+def compile_plan(model: Model, precision: Any) -> Plan:
+    """The CPU's graph passes on ``model`` (in place: pattern rewrites, fusions, precision lowering), then its plan."""
+    rewrite_patterns(model)
+    conv_fusion()(model)
+    GeluFusion()(model)
+    attention_fusion()(model)
+    matmul_fusion()(model)
+    layer_norm_fusion()(model)
+    lower_precision(model, precision)
+    return Plan(model)
+
+
+def _dynamic_inputs(model: Model) -> bool:
+    return any(p.get_output_partial_shape(0).is_dynamic() for p in model.get_parameters())
 
 
 class CPUCompiledModel(ICompiledModel):
@@ -50,14 +67,25 @@ class CPUCompiledModel(ICompiledModel):
         common_cleanup()(self.model)  # constant folding + dead code, in place on the clone
         self._unfused = self.model  # what export_graph returns: IR-writable, no internal ops
         self.model = self.model.clone()
-        rewrite_patterns(self.model)
-        conv_fusion()(self.model)
-        GeluFusion()(self.model)
-        attention_fusion()(self.model)
-        matmul_fusion()(self.model)
-        layer_norm_fusion()(self.model)
-        lower_precision(self.model, effective_precision(config))
-        self.plan = Plan(self.model)
+        self.plan = compile_plan(self.model, effective_precision(config))
+        #: plans for the input shapes calls bring, where the model's inputs are dynamic (see specialize)
+        self.specialized: SpecializedPlans | None = None
+        if _dynamic_inputs(self._unfused) and config.get("CPU_RUNTIME_CACHE_CAPACITY") > 0:
+            self.specialized = SpecializedPlans(self._specialize)
+
+    def _specialize(self, shapes: Shapes) -> Plan:
+        """The plan of this model with its inputs reshaped to ``shapes``."""
+        model = self._unfused.clone()
+        model.reshape({i: list(shape) for i, shape in enumerate(shapes)})
+        common_cleanup()(model)  # the shape arithmetic is constant now: fold it, then infer the static shapes
+        model.validate_nodes_and_infer_types()
+        return compile_plan(model, effective_precision(self.values))
+
+    def plan_for(self, inputs: list[Any]) -> Plan:
+        """The plan a call with ``inputs`` runs: one specialized to their shapes once compiled, else the plan."""
+        if self.specialized is None:
+            return self.plan
+        return self.specialized.get(inputs) or self.plan
 
     def export_graph(self) -> Model:
         """The graph before the CPU fusions (their ops are internal and not writable as IR)."""
@@ -95,8 +123,9 @@ class CPUInferRequest(ISyncInferRequest):
 
     def _infer(self, inputs: list[Any]) -> list[Any]:
         profile: list[ProfilingInfo] | None = [] if self.compiled.values.get("PERF_COUNT") else None
+        plan = self.compiled.plan_for(inputs)
         with state_scope(self.state), self.threads.run():
-            outs = self.compiled.plan.run(inputs, profile)
+            outs = plan.run(inputs, profile)
         if profile is not None:
             self._profile = profile
         return outs

@@ -44,6 +44,8 @@ TUNABLE = [
     Prop("TBB_PARTITIONER", EnumOf(intel_cpu.TbbPartitioner), intel_cpu.TbbPartitioner.STATIC),
     Prop("DYNAMIC_QUANTIZATION_GROUP_SIZE", Int(0), 32),
     Prop("LOG_LEVEL", LOG_LEVEL, log.Level.NO),
+    Prop("CPU_RUNTIME_CACHE_CAPACITY", Int(0), 5000,
+         doc="shape-keyed caches; 0 = no plans specialized to the input shapes of a dynamic model's calls"),
 ]
 
 PLUGIN_TABLE = PropertyTable("CPU plugin", [

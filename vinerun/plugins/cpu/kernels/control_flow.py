@@ -4,7 +4,8 @@ ONNX exporters pass a branch's weights in as body inputs (silero-vad's If on the
 both models' weights), so the NumPy reference would run each branch unfused on parameters. This kernel
 replaces every body Parameter fed by an outer Constant with that Constant, runs the CPU compile passes
 (:func:`vinerun.plugins.cpu.plan.compile_passes`: folding, convolution/MatMul fusion) on a clone of the
-body, and builds a :class:`~vinerun.plugins.cpu.plan.Plan` for it; a call picks the branch and runs it.
+body (its Parameters narrowed to the shapes the If's inputs have), and builds a
+:class:`~vinerun.plugins.cpu.plan.Plan` for it; a call picks the branch and runs it.
 """
 
 from __future__ import annotations
@@ -35,13 +36,28 @@ def inline_constants(body: Model, descs: Any, node: Node) -> Model:
     return body
 
 
+def narrow_parameters(body: Model, descs: Any, node: Node) -> None:
+    """Give each body Parameter fed by ``node``'s input the more precise of the two shapes (an outer model
+    reshaped to static shapes makes its branches static), and re-infer the body's shapes."""
+    params = body.get_parameters()
+    for d in descs:
+        param = params[d.body_parameter_index]
+        merged = param.get_partial_shape().merge(node.get_input_partial_shape(d.input_index))
+        if merged is not None:
+            param.set_partial_shape(merged)
+    body.validate_nodes_and_infer_types()
+
+
 class _Branch:
     """One compiled branch: its plan, where its arguments come from and where its results go."""
 
     def __init__(self, node: Node, body: Model, inputs: Any, outputs: Any):
         from vinerun.plugins.cpu.plan import Plan, compile_passes  # the plan imports this package
+        from vinerun.transformations import common_cleanup
 
         model = inline_constants(body, inputs, node)
+        common_cleanup()(model)  # fold what the inlined constants settle (shape arithmetic) before re-inferring
+        narrow_parameters(model, inputs, node)
         compile_passes(model)
         self.plan = Plan(model)
         self.n_args = len(model.get_parameters())

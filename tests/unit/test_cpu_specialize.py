@@ -1,0 +1,180 @@
+"""Plans specialized to the input shapes of a dynamic model's calls (vinerun.plugins.cpu.specialize): compiled in
+the background once a shape repeats, the dynamic plan serving meanwhile; static enough for native segments, If
+branches included; bounded; off with CPU_RUNTIME_CACHE_CAPACITY=0."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import vinerun as ov
+from vinerun.ir.core_ops import Constant, Parameter
+from vinerun.ir.interpreter import run_reference
+from vinerun.ir.model import Model
+from vinerun.ir.types import Type
+from vinerun.ops.activations import Relu, Sigmoid
+from vinerun.ops.arithmetic import Add
+from vinerun.ops.control_flow import BodyOutputDescription, If, InvariantInputDescription
+from vinerun.ops.convolution import Convolution
+from vinerun.plugins.cpu import specialize
+from vinerun.plugins.cpu.kernels._dnnl import library
+from vinerun.plugins.cpu.native_segment import Segment
+from vinerun.plugins.cpu.plan import Plan
+from vinerun.plugins.cpu.specialize import SpecializedPlans
+
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+RNG = np.random.default_rng(5)
+
+
+def rand(shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def conv_model(width=None):
+    """3x3 convolution + bias + Relu, three times, on ``[1, 4, 6, width]`` (a dynamic width by default)."""
+    x = Parameter(Type.f32, [1, 4, 6, -1 if width is None else width])
+    y = x
+    for c_in, c_out in ((4, 8), (8, 8), (8, 8)):
+        y = Relu(Add(Convolution(y, Constant(rand([c_out, c_in, 3, 3])), strides=[1, 1], dilations=[1, 1],
+                                 pads_begin=[1, 1], pads_end=[1, 1]), Constant(rand([1, c_out, 1, 1]))))
+    return Model([y], [x])
+
+
+def compiled_and_request(model, config=None):
+    compiled = ov.Core().compile_model(model, "CPU", {**F32, **(config or {})})
+    return compiled, compiled.create_infer_request()
+
+
+def test_a_repeated_shape_gets_a_static_plan_with_the_same_outputs():
+    model = conv_model()
+    compiled, request = compiled_and_request(model)
+    impl = compiled._impl
+    data = rand([1, 4, 6, 40])
+    first = request.infer([data])[0].copy()
+    assert impl.plan_for([data]) is impl.plan  # seen once: no plan yet
+    request.infer([data])
+    impl.specialized.wait()
+    assert impl.specialized.ready() == [((1, 4, 6, 40),)]
+    plan = impl.plan_for([data])
+    assert plan is not impl.plan
+    assert all(s.node.get_output_partial_shape(0).is_static() for s in plan.steps)
+    if library() is not None:
+        assert any(isinstance(item, Segment) for item in plan.items)  # static: the convolutions run natively
+    got = request.infer([data])[0]
+    np.testing.assert_allclose(got, first, rtol=1e-4, atol=1e-3)  # other kernels: f32 rounding
+    np.testing.assert_allclose(got, run_reference(model, [data])[0], rtol=1e-4, atol=1e-3)
+    other = rand([1, 4, 6, 17])  # another length still runs the dynamic plan
+    assert impl.plan_for([other]) is impl.plan
+    np.testing.assert_allclose(request.infer([other])[0], run_reference(model, [other])[0], rtol=1e-4, atol=1e-3)
+
+
+def test_off_with_a_zero_runtime_cache_capacity():
+    compiled, request = compiled_and_request(conv_model(), {"CPU_RUNTIME_CACHE_CAPACITY": 0})
+    assert compiled._impl.specialized is None
+    assert compiled.get_property("CPU_RUNTIME_CACHE_CAPACITY") == 0
+
+
+def test_a_static_model_has_no_specialized_plans():
+    compiled, _ = compiled_and_request(conv_model(12))
+    assert compiled._impl.specialized is None
+
+
+def test_at_most_limit_shapes_and_one_sighting_takes_no_place():
+    built = []
+    plans = SpecializedPlans(lambda shapes: built.append(shapes) or shapes, limit=2, sightings=2)
+    arrays = {n: np.zeros((1, n), np.float32) for n in range(1, 6)}
+    plans.get([arrays[5]])  # once: not compiled
+    for n in (1, 2, 3, 4):
+        for _ in range(3):
+            plans.get([arrays[n]])
+    plans.wait()
+    assert sorted(built) == [((1, 1),), ((1, 2),)]
+    assert plans.get([arrays[1]]) == ((1, 1),) and plans.get([arrays[3]]) is None
+
+
+def test_a_failed_build_leaves_the_dynamic_plan_serving_and_frees_its_place():
+    def build(shapes):
+        if shapes == ((2,),):
+            raise ValueError("these shapes contradict the model")
+        return shapes
+
+    plans = SpecializedPlans(build, limit=1, sightings=1)
+    assert plans.get([np.zeros(2)]) is None
+    plans.wait()
+    assert plans.get([np.zeros(2)]) is None  # failed: not tried again
+    plans.get([np.zeros(3)])
+    plans.wait()
+    assert plans.get([np.zeros(3)]) == ((3,),)
+
+
+def test_inputs_without_a_shape_are_not_specialized():
+    plans = SpecializedPlans(lambda shapes: pytest.fail("built"), sightings=1)
+    assert plans.get([[1.0, 2.0]]) is None
+    plans.wait()
+
+
+def test_requests_from_several_threads_while_the_plan_compiles(monkeypatch):
+    monkeypatch.setattr(specialize, "SIGHTINGS", 1)
+    model = conv_model()
+    compiled, _ = compiled_and_request(model)
+    data = rand([1, 4, 6, 33])
+    want = run_reference(model, [data])[0]
+    errors = []
+
+    def work():
+        request = compiled.create_infer_request()
+        for _ in range(20):
+            try:
+                np.testing.assert_allclose(request.infer([data])[0], want, rtol=1e-4, atol=1e-3)
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    compiled._impl.specialized.wait()
+    assert compiled._impl.specialized.ready() == [((1, 4, 6, 33),)]
+
+
+def _if_model():
+    """If(cond) over a dynamic-length signal: Conv1d + bias, then Relu or Sigmoid."""
+    cond, x = Parameter(Type.boolean, []), Parameter(Type.f32, [1, 3, -1])
+    w, b = Constant(rand([4, 3, 3])), Constant(rand([1, 4, 1]))
+    bodies = []
+    for act in (Relu, Sigmoid):
+        px, pw, pb = Parameter(Type.f32, [1, 3, -1]), Parameter(Type.f32, [4, 3, 3]), Parameter(Type.f32, [1, 4, 1])
+        conv = Convolution(px, pw, strides=[1], dilations=[1], pads_begin=[1], pads_end=[1])
+        bodies.append(Model([act(Add(conv, pb))], [px, pw, pb]))
+    ins = tuple(InvariantInputDescription(i + 1, i) for i in range(3))
+    outs = (BodyOutputDescription(0, 0),)
+    node = If(cond, x, w, b, then_body=bodies[0], else_body=bodies[1], then_inputs=ins, else_inputs=ins,
+              then_outputs=outs, else_outputs=outs)
+    return Model([node.output(0)], [cond, x])
+
+
+def test_if_branches_of_a_specialized_plan_are_static():
+    model = _if_model()
+    compiled, request = compiled_and_request(model)
+    data = rand([1, 3, 25])
+    for flag in (True, False, True):
+        cond = np.array(flag)
+        np.testing.assert_allclose(request.infer([cond, data])[0], run_reference(model, [cond, data])[0],
+                                   rtol=1e-4, atol=1e-3)
+    compiled._impl.specialized.wait()
+    plan = compiled._impl.plan_for([np.array(True), data])
+    assert plan is not compiled._impl.plan
+    for flag in (True, False):
+        cond = np.array(flag)
+        np.testing.assert_allclose(request.infer([cond, data])[0], run_reference(model, [cond, data])[0],
+                                   rtol=1e-4, atol=1e-3)
+    (if_step,) = [s for s in plan.steps if s.node.type_name == "If"]
+    branch_plans = [c.cell_contents.plan for c in if_step.kernel.fn.__closure__
+                    if hasattr(c.cell_contents, "plan")]
+    assert len(branch_plans) == 2 and all(isinstance(p, Plan) for p in branch_plans)
+    for p in branch_plans:
+        assert all(s.node.get_output_partial_shape(0).is_static() for s in p.steps)
