@@ -150,9 +150,9 @@ def test_dtypes(dtype, groups):
     check_fused(conv_graph(dtype, groups=groups, act="relu", residual=True, post="relu"), dtype, exec_prefix=prefix)
 
 
-@pytest.mark.parametrize(("rank", "kernel"), [(1, "im2col"), (3, "aten")])
+@pytest.mark.parametrize(("rank", "kernel"), [(1, "onednn_conv1d"), (3, "aten")])
 def test_other_ranks_use_aten(rank, kernel):
-    """3-D convolutions run ATen; 1-D ones by constant filters the im2col matrix product."""
+    """3-D convolutions run ATen; static 1-D ones by constant filters oneDNN (:mod:`.conv1d_dnnl`)."""
     check_fused(conv_graph(rank=rank, pads=(1, 1, 1, 1, 1, 1), strides=(1, 1, 1), dilations=(1, 1, 1),
                            size=5, act="sigmoid", residual=True), exec_prefix=kernel)
 
@@ -225,7 +225,8 @@ def test_fused_node_clones():
     assert fused.post_ops == "bias,relu,sum" and len(fused.steps) == 3
 
 
-def test_plan_fast_loop_matches_profiled_and_names_failures():
+def test_plan_fast_loop_matches_profiled_and_names_failures(monkeypatch):
+    monkeypatch.setenv("VINERUN_CPU_NATIVE", "0")  # Python steps (Add and Relu would run as one native segment)
     x = Parameter(np.float32, [3], name="x")
     v = x.output(0)
     for i in range(20):

@@ -322,8 +322,8 @@ class Primitive:
 
 
 class Conv2d(Primitive):
-    """One 2-D convolution (channels-last destination; the source channels-last or NCHW, the key's second
-    item) with an f32 bias and post-ops, per thread count.
+    """One 2-D convolution (channels-last destination, or NCHW with ``plain_dst``; the source channels-last or
+    NCHW, the key's second item) with an f32 bias and post-ops, per thread count.
 
     ``dtype`` (:data:`F32` or :data:`BF16`) is that of the source, filters and destination. Keys are
     ``(threads, channels_last_source)``; a call passes ``(src, dst)`` addresses.
@@ -332,14 +332,15 @@ class Conv2d(Primitive):
     def __init__(self, lib: Library, w: np.ndarray, bias: np.ndarray | None, groups: int,
                  in_shape: tuple[int, ...], out_shape: tuple[int, ...], strides: list[int],
                  dilations: list[int], pads_begin: list[int], pads_end: list[int], post_ops: list[tuple],
-                 dtype: int = F32):
+                 dtype: int = F32, plain_dst: bool = False):
         super().__init__(lib, post_ops)
         self.dtype = dtype
         n, c, h, wd = in_shape
         _, o, oh, ow = out_shape
         self.src_mds = {True: self.md(in_shape, (h * wd * c, 1, wd * c, c), dtype),
                         False: self.md(in_shape, (c * h * wd, h * wd, wd, 1), dtype)}
-        self.dst_md = self.md(out_shape, (oh * ow * o, 1, ow * o, o), dtype)
+        dst_strides = (o * oh * ow, oh * ow, ow, 1) if plain_dst else (oh * ow * o, 1, ow * o, o)
+        self.dst_md = self.md(out_shape, dst_strides, dtype)
         k = w.shape[2:]
         self.wdims = (o, c, *k) if groups == 1 else (groups, o // groups, c // groups, *k)
         self.depthwise = groups > 1 and groups == c == o

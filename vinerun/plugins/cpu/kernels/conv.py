@@ -1,7 +1,8 @@
 """Convolution kernels on ATen/oneDNN: (Group)Convolution and (Group)ConvolutionBackpropData, 1-3-D, floats.
 
 2-D f32 convolutions with constant filters and symmetric pads take the prepacked oneDNN path of
-:mod:`.fused_conv`; 1-D f32 ones by constant filters the matrix product of :mod:`.conv1d`. Otherwise
+:mod:`.fused_conv`; 1-D ones by constant filters oneDNN where it has a direct implementation for their static
+shape (:mod:`.conv1d_dnnl`), else the f32 matrix product of :mod:`.conv1d`. Otherwise
 symmetric pads go to the ATen op; asymmetric (or negative) ones are applied with ``F.pad`` first
 (forward) or by cropping the full transposed output (backprop).
 """
@@ -40,7 +41,9 @@ def convolution(node: Node) -> Kernel | None:
         return None
     from vinerun.plugins.cpu.kernels.fused_conv import prepacked_convolution  # it imports this module
 
-    prepacked = prepacked_convolution(node) if n == 2 else conv1d_matmul_kernel(node) if n == 1 else None
+    prepacked = prepacked_convolution(node) if n in (1, 2) else None
+    if prepacked is None and n == 1:
+        prepacked = conv1d_matmul_kernel(node)
     if prepacked is not None:
         return prepacked
     conv = _CONV[n]

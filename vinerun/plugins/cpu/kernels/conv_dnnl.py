@@ -50,15 +50,8 @@ def eltwise(node: Node, beta: np.ndarray | None) -> tuple[str, int, float, float
     return None
 
 
-def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: list[int], pads: list[int],
-                     strides: list[int], dilations: list[int]) -> Kernel | None:
-    """The direct-oneDNN kernel for a 2-D f32 or bf16 (Fused)Convolution (the data type of input 0), or None
-    (no binding, an unmapped post-op)."""
-    lib = library()
-    out = node.get_output_partial_shape(0)
-    dt = node.get_input_element_type(0).to_dtype()
-    if lib is None or not out.is_static() or dt.name not in DATA_TYPES:
-        return None
+def conv_post_ops(parts: Any) -> list[tuple] | None:
+    """The fused node's activations and sum as oneDNN post-ops, in order; None if an activation has none."""
     post_ops: list[tuple] = []
     for act in (parts.pre, "sum" if parts.sum_index is not None else None, parts.post):
         if act is None:
@@ -70,10 +63,29 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
         if op is None:
             return None
         post_ops.append(op)
-    bias = None
-    if parts.bias_index is not None:
-        b = node.const_input(parts.bias_index)
-        bias = np.broadcast_to(b.reshape(-1), (w.shape[0],))
+    return post_ops
+
+
+def conv_bias(node: Any, parts: Any, out_c: int) -> np.ndarray | None:
+    """The fused node's constant bias, one value per output channel (None without one)."""
+    if parts.bias_index is None:
+        return None
+    return np.broadcast_to(node.const_input(parts.bias_index).reshape(-1), (out_c,))
+
+
+def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: list[int], pads: list[int],
+                     strides: list[int], dilations: list[int]) -> Kernel | None:
+    """The direct-oneDNN kernel for a 2-D f32 or bf16 (Fused)Convolution (the data type of input 0), or None
+    (no binding, an unmapped post-op)."""
+    lib = library()
+    out = node.get_output_partial_shape(0)
+    dt = node.get_input_element_type(0).to_dtype()
+    if lib is None or not out.is_static() or dt.name not in DATA_TYPES:
+        return None
+    post_ops = conv_post_ops(parts)
+    if post_ops is None:
+        return None
+    bias = conv_bias(node, parts, w.shape[0])
     out_shape = tuple(int(d) for d in out.to_shape())
     conv = Conv2d(lib, w, bias, groups, tuple(size), out_shape, strides, dilations, pads, pads, post_ops,
                   DATA_TYPES[dt.name])

@@ -1,6 +1,8 @@
 """The FusedConvolution kernel: oneDNN convolution with bias, activation and residual sum as post-ops.
 
-Fast path (2-D, f32 or bf16, constant filters, static pads): filters reordered once at compile time by
+1-D ones of static shape run oneDNN where it has a direct implementation (:mod:`.conv1d_dnnl`), else the
+im2col product of :mod:`.conv1d`. 2-D ones run the direct oneDNN binding (:mod:`.conv_dnnl`), or without it
+the PyTorch path (2-D, f32 or bf16, constant filters, static pads): filters reordered once at compile time by
 ``torch.ops.mkldnn._reorder_convolution_weight``, then ``torch.ops.mkldnn._convolution_pointwise`` with the
 activation as a unary post-op and the residual as a binary "add" post-op (followed by an optional ReLU). The
 output stays channels-last (an NCHW-shaped array with NHWC strides) when every reader takes that
@@ -22,6 +24,7 @@ from vinerun.plugins.cpu.kernels._layout import keeps_channels_last, strided_tor
 from vinerun.plugins.cpu.kernels._torch import float_node, mkldnn_bf16, strided_numpy, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.conv import spatial_count, torch_pad
 from vinerun.plugins.cpu.kernels.conv1d import conv1d_matmul_kernel
+from vinerun.plugins.cpu.kernels.conv1d_dnnl import dnnl_conv1d_kernel
 from vinerun.plugins.cpu.kernels.conv_dnnl import dnnl_conv_kernel
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
@@ -125,7 +128,8 @@ class _PackedWeights:
 def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
     """The prepacked oneDNN path, or None when the node does not fit it."""
     et = node.get_input_element_type(0).get_type_name()
-    if spatial_count(node) != 2 or et not in _PREPACKED or (et == "bf16" and not mkldnn_bf16()):
+    rank = spatial_count(node)
+    if rank not in (1, 2) or et not in _PREPACKED or (et == "bf16" and not mkldnn_bf16()):
         return None
     w = node.const_input(1)
     xshape = node.get_input_partial_shape(0)
@@ -135,6 +139,8 @@ def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
     if getattr(node, "conv_type", node.type_name) == "GroupConvolution":
         groups = w.shape[0]
         w = w.reshape(-1, *w.shape[2:])
+    if rank == 1:
+        return dnnl_conv1d_kernel(node, parts, w, groups)
     size = [int(d) for d in xshape.to_shape()]
     pb, pe = node.explicit_pads(size[2:], list(w.shape[2:]))
     if pb != pe or min(pb) < 0:
@@ -243,5 +249,5 @@ def _conv1d_kernel(node: Any, parts: _Parts) -> Kernel | None:
 
 
 def prepacked_convolution(node: Node) -> Kernel | None:
-    """The oneDNN path for a plain (Group)Convolution with constant filters (no post-ops), else None."""
+    """The oneDNN path for a plain 1-D or 2-D (Group)Convolution with constant filters (no post-ops), else None."""
     return _onednn_kernel(node, _Parts(node)) if float_node(node) else None
