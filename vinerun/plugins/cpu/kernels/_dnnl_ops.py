@@ -1,5 +1,5 @@
 """More oneDNN primitives on the binding of :mod:`._dnnl`: matrix product, softmax, pooling, layer
-normalization, concatenation and reorder.
+normalization, concatenation, reorder, binary and unary element-wise ops, resampling and reductions.
 
 Each is made once per thread count (the key) and called on raw buffer addresses, like
 :class:`~._dnnl.Conv2d`. A layout is ``(dims, element strides, data type)``; strides describe any view
@@ -34,6 +34,8 @@ _USE_SCALE, _USE_SHIFT, _ARG_SCALE, _ARG_SHIFT = 0x2, 0x4, 51, 52  # oneDNN 3.x 
 _ARG_MULTIPLE_SRC = 1024
 BINARY_MUL, BINARY_SUB = 0x1FFF1, 0x1FFF5
 RESAMPLING_NEAREST = 0x2FFF0
+#: reduction algorithm kinds (dnnl_alg_kind_t, oneDNN 3.x)
+REDUCTION_MAX, REDUCTION_MIN, REDUCTION_SUM, REDUCTION_MEAN = 0x2FFF2, 0x2FFF3, 0x2FFF4, 0x2FFF6
 
 
 def dense(dims: tuple[int, ...], dtype: int) -> Layout:
@@ -236,4 +238,36 @@ class Resampling(_SrcDst):
         lib.check(lib.lib.dnnl_resampling_forward_primitive_desc_create(
             ctypes.byref(pd), lib.engine, _FWD_INFERENCE, self.algorithm, None, self.src_md, self.dst_md, attr),
             "resampling_primitive_desc_create")
+        return pd
+
+
+class Eltwise(_SrcDst):
+    """``dst = f(src)`` element-wise (``algorithm``: an :data:`._dnnl.ELTWISE` kind, with its ``alpha`` and
+    ``beta``); any strides on either side, the shapes equal."""
+
+    def __init__(self, lib: Library, src: Layout, dst: Layout, algorithm: int, alpha: float, beta: float):
+        super().__init__(lib, src, dst)
+        self.algorithm, self.alpha, self.beta = algorithm, alpha, beta
+
+    def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib, pd = self.lib, ctypes.c_void_p()
+        lib.check(lib.lib.dnnl_eltwise_forward_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, _FWD_INFERENCE, self.algorithm, self.src_md, self.dst_md,
+            ctypes.c_float(self.alpha), ctypes.c_float(self.beta), attr), "eltwise_primitive_desc_create")
+        return pd
+
+
+class Reduction(_SrcDst):
+    """A reduction of ``src`` over the axes where ``dst`` has size 1 and ``src`` does not (``algorithm``:
+    :data:`REDUCTION_SUM`, ...); any strides on either side."""
+
+    def __init__(self, lib: Library, src: Layout, dst: Layout, algorithm: int):
+        super().__init__(lib, src, dst)
+        self.algorithm = algorithm
+
+    def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib, pd = self.lib, ctypes.c_void_p()
+        lib.check(lib.lib.dnnl_reduction_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, self.algorithm, self.src_md, self.dst_md, ctypes.c_float(0.0),
+            ctypes.c_float(0.0), attr), "reduction_primitive_desc_create")
         return pd

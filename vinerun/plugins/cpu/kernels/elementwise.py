@@ -1,8 +1,9 @@
 """Element-wise kernels on ATen: arithmetic, activations, unary math, comparisons, logic and Select.
 
 Each factory declines (returns None) for element types or attributes it does not cover, and the
-node then runs its NumPy reference. Small f32 Add/Subtract/Multiply/Maximum/Minimum run NumPy's ufuncs
-(the same IEEE results, without the torch conversions).
+node then runs its NumPy reference. Small f32 Add/Subtract/Multiply/Maximum/Minimum, unary math and
+comparisons (these of any NumPy dtype) run NumPy's ufuncs (the same IEEE results, without the torch
+conversions). f32/bf16 activations of static shape get oneDNN's eltwise primitive (:mod:`.eltwise_dnnl`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import FLOAT_TYPES, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.binary_dnnl import dnnl_binary_kernel
 from vinerun.plugins.cpu.kernels.convert_dnnl import dnnl_convert_kernel
+from vinerun.plugins.cpu.kernels.eltwise_dnnl import dnnl_eltwise_kernel
 
 # integer types whose ATen arithmetic wraps exactly like NumPy's
 _INT = ("i8", "u8", "i16", "i32", "i64")
@@ -107,9 +109,33 @@ def float_binary(node: Node) -> Kernel | None:
         if (exponent is not None and exponent.size == 1 and float(exponent.reshape(-1)[0]) == 2.0
                 and (exponent.ndim == 0 or (rank.is_static() and exponent.ndim <= rank.get_length()))):
             # x ** 2 is x * x (exactly rounded, in ATen too)
-            return _small_binary_kernel(torch.pow, lambda a, b: np.multiply(a, a), "pow")
-        return _binary_kernel(torch.pow, "pow")
+            return dnnl_eltwise_kernel(node, _small_binary_kernel(torch.pow, lambda a, b: np.multiply(a, a), "pow"))
+        return dnnl_eltwise_kernel(node, _binary_kernel(torch.pow, "pow"))
     return _binary_kernel(lambda a, b: torch.square(a - b), "squared_difference")
+
+
+# NumPy's comparisons: the same results as ATen's (IEEE for floats, NaN unequal to everything)
+_NUMPY_COMPARE: dict[str, np.ufunc] = {"Equal": np.equal, "NotEqual": np.not_equal, "Less": np.less,
+                                       "LessEqual": np.less_equal, "Greater": np.greater,
+                                       "GreaterEqual": np.greater_equal}
+#: dtypes of the NumPy comparisons (not bf16: ml_dtypes' ufuncs cost more than ATen's conversions)
+_NUMPY_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int8, np.uint8, np.int16,
+                                               np.int32, np.int64, np.bool_))
+
+
+def _small_compare_kernel(op: Callable, ufunc: np.ufunc, name: str) -> Kernel:
+    """ATen, except for small operands of one NumPy dtype (the loop's shape scalars), which NumPy compares
+    without the conversions (12 us -> 1 us for two int64 scalars)."""
+
+    def run(inputs):
+        a, b = inputs[0], inputs[1]
+        if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and a.dtype in _NUMPY_TYPES
+                and a.size <= SMALL and b.size <= SMALL):
+            r = ufunc(a, b)
+            return [r if type(r) is np.ndarray else np.asarray(r)]  # 0-D operands give a NumPy scalar
+        return [to_numpy(op(to_torch(a), to_torch(b)))]
+
+    return Kernel(run, f"aten_{name}")
 
 
 @cpu_kernel(*_COMPARE)
@@ -117,7 +143,7 @@ def compare(node: Node) -> Kernel | None:
     if not _all_in(node, _TORCH_TYPES) or not _numpy_broadcast(node):
         return None
     op = _COMPARE[node.type_name]
-    return _binary_kernel(op, op.__name__)
+    return _small_compare_kernel(op, _NUMPY_COMPARE[node.type_name], op.__name__)
 
 
 @cpu_kernel(*_LOGICAL)
@@ -149,19 +175,32 @@ def select(node: Node) -> Kernel | None:
 _INT_UNARY = ("Relu", "Abs", "Negative", "Sign")
 
 
-# NumPy equivalents of unary ops, for small f32 arrays (exact ops, and Tanh/Exp within an ulp or two)
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-x))`` in f32, within 3 ulps of the exact value; -x capped where exp would overflow (below
+    x = -88.7, where ATen's gives 0, a denormal under 3e-39)."""
+    t = np.negative(x)
+    np.minimum(t, np.float32(88.72), out=t)
+    np.exp(t, out=t)
+    t += np.float32(1)
+    return np.reciprocal(t, out=t)
+
+
+# NumPy equivalents of unary ops, for small f32 arrays (exact ops, and Tanh/Exp/Sigmoid within a few ulps): cheaper
+# than ATen's conversions and dispatch, which also cost 3-4 times more as an iteration's first ATen call (code not
+# in cache: a Sigmoid after a MatMul took 12 us, the same call repeated 3.6 us)
 _NUMPY_UNARY: dict[str, Callable] = {"Relu": lambda x: np.maximum(x, np.float32(0)), "Sqrt": np.sqrt,
                                      "Abs": np.abs, "Negative": np.negative, "Floor": np.floor,
-                                     "Ceiling": np.ceil, "Tanh": np.tanh, "Exp": np.exp}
+                                     "Ceiling": np.ceil, "Tanh": np.tanh, "Exp": np.exp, "Sigmoid": _sigmoid}
 
 
 def _small_unary_kernel(op: Callable, small: Callable, name: str) -> Kernel:
-    """ATen, except for small f32 arrays, which NumPy handles without the two conversions."""
+    """ATen, except for small f32 arrays, which NumPy handles without the two conversions (first made
+    C-contiguous: NumPy would keep a channels-last input's order, which only some readers take)."""
 
     def run(inputs):
         x = inputs[0]
         if type(x) is np.ndarray and x.dtype == _F32 and 0 < x.ndim and x.size <= SMALL:
-            return [small(x)]
+            return [small(x if x.flags.c_contiguous else np.ascontiguousarray(x))]
         return [to_numpy(op(to_torch(x)))]
 
     return Kernel(run, f"aten_{name}")
@@ -175,13 +214,17 @@ def unary(node: Node) -> Kernel | None:
     op = _UNARY[node.type_name]
     name = getattr(op, "__name__", node.type_name.lower())
     small = _NUMPY_UNARY.get(node.type_name)
-    return _unary_kernel(op, name) if small is None else _small_unary_kernel(op, small, name)
+    return dnnl_eltwise_kernel(node, _unary_kernel(op, name) if small is None else _small_unary_kernel(op, small, name))
 
 
 @cpu_kernel("Elu", "Gelu", "SoftPlus", "Clamp", "Round")
 def parametrized_unary(node: Node) -> Kernel | None:
     if not _all_in(node, FLOAT_TYPES):
         return None
+    return dnnl_eltwise_kernel(node, _parametrized_unary(node))
+
+
+def _parametrized_unary(node: Node) -> Kernel:
     t = node.type_name
     if t == "Elu":
         alpha = node.alpha
@@ -214,7 +257,7 @@ def param_activation(node: Node) -> Kernel | None:
     def run(inputs):
         return [to_numpy(fn(*[to_torch(v) for v in inputs if v is not None]))]
 
-    return Kernel(run, f"aten_{node.type_name.lower()}")
+    return dnnl_eltwise_kernel(node, Kernel(run, f"aten_{node.type_name.lower()}"))
 
 
 _TORCH_DTYPE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64,

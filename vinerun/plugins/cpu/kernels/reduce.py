@@ -1,7 +1,9 @@
 """ATen kernels for float reductions, Softmax / LogSoftmax, ArgMax / ArgMin and Einsum.
 
 Each kernel covers float tensors (f32, f64, f16, bf16) and hands empty tensors to the op's
-reference, which owns the identity values of empty reductions.
+reference, which owns the identity values of empty reductions. Small f32/f64 sums, means, maxima and minima
+run NumPy's reductions (ATen's conversions and dispatch cost 6-11 us there, NumPy 1-3 us); f32/bf16 ones of
+static shape get oneDNN's primitive (:mod:`.reduce_dnnl`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from vinerun.ops.einsum import parse_equation
 from vinerun.ops.reduction import normalize_axes
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import float_inputs, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.reduce_dnnl import dnnl_reduce_kernel
 
 
 def _prod(x: torch.Tensor, dims: list[int], keepdim: bool) -> torch.Tensor:
@@ -36,6 +39,14 @@ _REDUCTIONS: dict[str, Callable[[torch.Tensor, list[int], bool], torch.Tensor]] 
 }
 
 
+#: NumPy's reductions, keeping dims or not (a mean divides the sum by the count, as ATen's does)
+_NUMPY: dict[str, np.ufunc] = {"ReduceSum": np.add, "ReduceMean": np.add, "ReduceMax": np.maximum,
+                               "ReduceMin": np.minimum}
+_NUMPY_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: at most this many elements the NumPy reductions take (measured on 2 Zen4 cores: even with ATen at 16k)
+SMALL = 8192
+
+
 def _fixed_axes(node: Node) -> list[int] | None:
     """The normalized axes when they are a Constant and the rank is static (else found per call)."""
     axes, rank = node.const_input(1), node.get_input_partial_shape(0).rank
@@ -53,17 +64,28 @@ def reduction(node: Node) -> Kernel | None:
         return None
     op, keep, reference = _REDUCTIONS[node.type_name], bool(node.keep_dims), node.evaluate
     fixed = _fixed_axes(node)
+    ufunc, mean = _NUMPY.get(node.type_name), node.type_name == "ReduceMean"
 
     def run(inputs):
         x, axes_in = inputs
         if x.size == 0:
             return reference(inputs)
         axes = fixed if fixed is not None else normalize_axes(axes_in, x.ndim, node)
+        # C-contiguous results, also of a channels-last input (see _layout)
         if not axes:
-            return [np.array(x, copy=True)]
+            return [np.array(x, copy=True, order="C")]
+        if all(x.shape[a] == 1 for a in axes):  # nothing to reduce: the values in the output's shape
+            shape = x.shape if keep else tuple(d for a, d in enumerate(x.shape) if a not in axes)
+            return [np.array(x, copy=True, order="C").reshape(shape)]
+        if ufunc is not None and x.size <= SMALL and x.dtype in _NUMPY_TYPES and type(x) is np.ndarray:
+            y = np.asarray(ufunc.reduce(x, axis=tuple(axes), keepdims=keep))  # a NumPy scalar for all axes
+            if mean:
+                y /= x.dtype.type(x.size // y.size)
+            return [y if y.flags.c_contiguous else np.ascontiguousarray(y)]
         return [to_numpy(op(to_torch(x), axes, keep))]
 
-    return Kernel(run, f"aten_{node.type_name[len('Reduce'):].lower()}")
+    kernel = Kernel(run, f"aten_{node.type_name[len('Reduce'):].lower()}")
+    return dnnl_reduce_kernel(node, kernel, fixed)
 
 
 @cpu_kernel("Softmax", "LogSoftmax")
