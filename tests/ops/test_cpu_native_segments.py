@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -163,6 +164,21 @@ def test_compiled_loop_contract():
     assert steploop.run(0, 0, 0, 0, 0, ctypes.addressof(handle), 1, (0,)) == -2  # refused, nothing called
     with pytest.raises(TypeError):
         steploop.run(0, 0, 0, 0, 0, 0, 0, [])
+    with pytest.raises(TypeError):
+        steploop.run(0, 0, 0, 0, 0, 0, 0, ("not a buffer",))
+
+
+def test_compiled_address_reader_is_numpys_data_pointer():
+    steploop = native_segment._steploop
+    if steploop is None:
+        pytest.skip("vinerun was installed without a C compiler: NumPy's ctypes.data is used")
+    x = rand([3, 8])
+    frozen = x.copy()
+    frozen.flags.writeable = False
+    for a in (x, x[1:, ::-2], x.T, x.astype(ml_dtypes.bfloat16), frozen, np.zeros(()), np.zeros((0, 4))):
+        assert steploop.address(a) == a.ctypes.data
+    with pytest.raises(TypeError):
+        steploop.address(1.5)
 
 
 def test_a_failed_primitive_names_its_node(monkeypatch):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from vinerun.errors import InferenceError, VinerunError
@@ -65,14 +65,24 @@ def run_body(model: Model, inputs: Sequence[Any]) -> list[Any]:
     return _RUNNER.get()(model, inputs)
 
 
-@contextlib.contextmanager
-def body_runner(runner: BodyRunner) -> Iterator[None]:
+class _Scoped:
+    """A context variable set for a block (a class, not a generator: entered twice per inference)."""
+
+    __slots__ = ("_var", "_value", "_token")
+
+    def __init__(self, var: contextvars.ContextVar[Any], value: Any):
+        self._var, self._value = var, value
+
+    def __enter__(self) -> None:
+        self._token = self._var.set(self._value)
+
+    def __exit__(self, *exc: object) -> None:
+        self._var.reset(self._token)
+
+
+def body_runner(runner: BodyRunner) -> contextlib.AbstractContextManager[None]:
     """Within this block, :func:`run_body` uses ``runner``."""
-    token = _RUNNER.set(runner)
-    try:
-        yield
-    finally:
-        _RUNNER.reset(token)
+    return _Scoped(_RUNNER, runner)
 
 
 def current_state() -> dict[str, Any]:
@@ -80,10 +90,6 @@ def current_state() -> dict[str, Any]:
     return _STATE.get(_UNSCOPED_STATE)
 
 
-@contextlib.contextmanager
-def state_scope(state: dict[str, Any]) -> Iterator[None]:
-    token = _STATE.set(state)
-    try:
-        yield
-    finally:
-        _STATE.reset(token)
+def state_scope(state: dict[str, Any]) -> contextlib.AbstractContextManager[None]:
+    """Within this block, ReadValue/Assign read and write ``state``."""
+    return _Scoped(_STATE, state)

@@ -13,7 +13,7 @@ from vinerun.ir.tensor import Tensor
 from vinerun.plugin_api.async_infer_request import IAsyncInferRequest
 from vinerun.plugin_api.infer_request import ProfilingInfo
 from vinerun.plugin_api.variable_state import VariableState
-from vinerun.runtime.inputs import convert_input, normalize_inputs, resolve_input_key
+from vinerun.runtime.inputs import InputPorts, convert_input
 from vinerun.runtime.results import InferResult
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ class InferRequest:
         self._done_hook: Callable[[BaseException | None], None] | None = None
         self._t0 = 0.0
         self._ports = (compiled.inputs, compiled.outputs)  # a compiled model's ports never change: read once
+        self._checks = InputPorts(compiled.inputs)
 
     @property
     def model_inputs(self) -> list[Output]:
@@ -69,7 +70,7 @@ class InferRequest:
               decode_strings: bool = True) -> InferResult:
         """Run synchronously; returns outputs keyed by port, index or name."""
         self._check_idle()
-        arrays = normalize_inputs(self.model_inputs, inputs, self._inputs)
+        arrays = self._checks.normalize(inputs, self._inputs)
         t0 = time.perf_counter()
         outs = self._impl.infer(arrays)
         self._latency_ms = (time.perf_counter() - t0) * 1e3
@@ -87,7 +88,7 @@ class InferRequest:
         ``userdata`` (this call's, else the one given to ``set_callback``); :meth:`wait` returns after it.
         """
         self._check_idle()
-        arrays = normalize_inputs(self.model_inputs, inputs, self._inputs)
+        arrays = self._checks.normalize(inputs, self._inputs)
         if userdata is not None:
             self.userdata = userdata
         if self._async is None:
@@ -164,7 +165,7 @@ class InferRequest:
 
     def _is_output_key(self, key: Any) -> bool:
         try:
-            resolve_input_key(self.model_inputs, key)
+            self._checks.index(key)
             return False
         except InputError:
             return True
@@ -172,12 +173,12 @@ class InferRequest:
     def get_tensor(self, key: Any) -> Tensor:
         if self._is_output_key(key):
             return self.get_output_tensor(self._output_index(key))
-        return self.get_input_tensor(resolve_input_key(self.model_inputs, key))
+        return self.get_input_tensor(self._checks.index(key))
 
     def set_tensor(self, key: Any, tensor: Tensor) -> None:
         if self._is_output_key(key):
             raise InputError(f"{key!r} is not an input of this model; output tensors are allocated by vinerun")
-        self.set_input_tensor(resolve_input_key(self.model_inputs, key), tensor)
+        self.set_input_tensor(self._checks.index(key), tensor)
 
     def set_tensors(self, inputs: dict[Any, Tensor]) -> None:
         for k, v in inputs.items():

@@ -101,23 +101,67 @@ def _fits(expected: PartialShape, got: tuple[int, ...]) -> bool:
 
 def normalize_inputs(ports: list[Output], inputs: Any, provided: dict[int, Any]) -> list[Any]:
     """Merge ``inputs`` (dict, list/tuple, single value or None) with tensors already set."""
-    values: dict[int, Any] = dict(provided)
-    if inputs is None:
-        pass
-    elif isinstance(inputs, dict):
-        for k, v in inputs.items():
-            values[resolve_input_key(ports, k)] = v
-    elif isinstance(inputs, (list, tuple)) and not (len(ports) == 1 and _is_passthrough(ports[0])):
-        if len(inputs) > len(ports):
-            raise InputError(f"Got {len(inputs)} inputs, but the model has only {len(ports)}")
-        for i, v in enumerate(inputs):
-            values[i] = v
-    else:
-        if len(ports) != 1:
-            raise InputError(f"A single input value was given, but the model has {len(ports)} inputs; "
-                             "pass a dict keyed by input name or index")
-        values[0] = inputs
-    missing = [_port_label(p, i) for i, p in enumerate(ports) if i not in values]
-    if missing:
-        raise InputError(f"Missing value for {', '.join(missing)}")
-    return [convert_input(p, i, values[i]) for i, p in enumerate(ports)]
+    return InputPorts(ports).normalize(inputs, provided)
+
+
+class InputPorts:
+    """A model's input ports with what checking a call's values needs read once (names, element types, shape
+    bounds): a request checks each call's inputs in a few microseconds (silero-vad: ~27 -> ~10 us)."""
+
+    def __init__(self, ports: list[Output]):
+        self.ports = ports
+        self._by_name: dict[str, int] = {}
+        for i, p in enumerate(ports):
+            for name in sorted(p.get_names()) + [p.node.friendly_name]:
+                self._by_name.setdefault(name, i)
+        # per port: None (a passthrough ONNX input), or (the dtype, or None when dynamic; the bounds of each dim,
+        # or None for a dynamic rank)
+        self._checks: list[tuple[np.dtype | None, tuple[tuple[int, int], ...] | None] | None] = []
+        for p in ports:
+            want, shape = p.element_type, p.partial_shape
+            bounds = None if shape.rank.is_dynamic() else tuple((d.get_min_length(), d.get_max_length())
+                                                                 for d in shape)
+            self._checks.append(None if _is_passthrough(p) else
+                                (np.dtype(want.to_dtype()) if want.is_static() else None, bounds))
+
+    def index(self, key: Any) -> int:
+        """The index of the input ``key`` (index, name or port) designates."""
+        if type(key) is str and key in self._by_name:
+            return self._by_name[key]
+        return resolve_input_key(self.ports, key)
+
+    def convert(self, index: int, value: Any) -> Any:
+        """``value`` as the array input ``index`` takes (see :func:`convert_input`); an array that fits as it is
+        is returned at once."""
+        check = self._checks[index]
+        if check is not None and type(value) is np.ndarray:
+            dtype, bounds = check
+            if (dtype is None or value.dtype == dtype) and value.dtype.kind not in "USO" and (
+                    bounds is None or (len(bounds) == value.ndim and all(
+                        lo <= g and (hi == -1 or g <= hi) for (lo, hi), g in zip(bounds, value.shape, strict=True)))):
+                return value
+        return convert_input(self.ports[index], index, value)
+
+    def normalize(self, inputs: Any, provided: dict[int, Any]) -> list[Any]:
+        """Merge ``inputs`` (dict, list/tuple, single value or None) with tensors already set, checked."""
+        ports = self.ports
+        values: dict[int, Any] = dict(provided)
+        if inputs is None:
+            pass
+        elif isinstance(inputs, dict):
+            for k, v in inputs.items():
+                values[self.index(k)] = v
+        elif isinstance(inputs, (list, tuple)) and not (len(ports) == 1 and _is_passthrough(ports[0])):
+            if len(inputs) > len(ports):
+                raise InputError(f"Got {len(inputs)} inputs, but the model has only {len(ports)}")
+            for i, v in enumerate(inputs):
+                values[i] = v
+        else:
+            if len(ports) != 1:
+                raise InputError(f"A single input value was given, but the model has {len(ports)} inputs; "
+                                 "pass a dict keyed by input name or index")
+            values[0] = inputs
+        if len(values) < len(ports):
+            missing = [_port_label(p, i) for i, p in enumerate(ports) if i not in values]
+            raise InputError(f"Missing value for {', '.join(missing)}")
+        return [self.convert(i, values[i]) for i in range(len(ports))]

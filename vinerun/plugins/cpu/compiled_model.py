@@ -113,6 +113,7 @@ class CPUInferRequest(ISyncInferRequest):
         # the stream's intra-op threads, on whatever thread runs the call (a sync infer on the main thread
         # runs there)
         self.threads = ThreadGovernor(compiled.streams.threads_per_stream)
+        self._perf_count = bool(compiled.values.get("PERF_COUNT"))  # read-only once compiled
 
     def infer(self, inputs: list[Any]) -> list[Any]:
         executor = self.compiled.task_executor()
@@ -122,7 +123,7 @@ class CPUInferRequest(ISyncInferRequest):
         return self._infer(inputs)
 
     def _infer(self, inputs: list[Any]) -> list[Any]:
-        profile: list[ProfilingInfo] | None = [] if self.compiled.values.get("PERF_COUNT") else None
+        profile: list[ProfilingInfo] | None = [] if self._perf_count else None
         plan = self.compiled.plan_for(inputs)
         with state_scope(self.state), self.threads.run():
             outs = plan.run(inputs, profile)

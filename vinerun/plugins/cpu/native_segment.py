@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, DnnlError, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, DnnlError, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
 from vinerun.plugins.cpu.kernels._native import NativeStep, ValueLayout, element_layout, layout_of_value
 from vinerun.plugins.cpu.kernels._torch import strided_view
@@ -96,7 +96,7 @@ class _CopyIn:
     def __call__(self, a: np.ndarray) -> np.ndarray:
         y = np.empty(self.dims, self.dtype).transpose(self.back)
         if self.reorder is not None:
-            self.reorder(torch.get_num_threads(), a.ctypes.data, y.ctypes.data)
+            self.reorder(torch.get_num_threads(), data_address(a), data_address(y))
             return y
         dst, src = strided_view(y), strided_view(a)
         if dst is not None and src is not None:
@@ -162,10 +162,9 @@ class Segment:
                 if copy is None:
                     copy = self._copiers[(k, x.strides)] = _CopyIn(x, self._in_layouts[k])
                 x = inputs[k] = copy(x)
-            addresses.append(x.ctypes.data)
+            addresses.append(x)
         fresh = [np.empty(dims, dtype) for dims, dtype in self._fresh_shapes]
-        addresses += [a.ctypes.data for a in fresh]
-        failed = self._instance().run(tuple(addresses))
+        failed = self._instance().run((*addresses, *fresh))
         if failed != -1:
             node = self.steps[failed].node if failed >= 0 else self.steps[0].node
             raise SegmentError(node, DnnlError("oneDNN execution failed" if failed >= 0
@@ -234,15 +233,18 @@ class _Instance:
         # a failed step's index in the segment's steps (views are not in the table)
         self._index = [seg.steps.index(s[3]) for s in steps]
 
-    def run(self, addresses: tuple[int, ...]) -> int:
-        """-1, or the index (in the segment's steps) of the step that failed, or -2 (a handle failed)."""
+    def run(self, addresses: tuple[Any, ...]) -> int:
+        """-1, or the index (in the segment's steps) of the step that failed, or -2 (a handle failed).
+
+        ``addresses``: the per-run buffers, arrays (the C loop reads their data pointers) or addresses."""
         if _steploop is not None:
             failed = _steploop.run(*self._args, addresses)
         else:
             failed = self._run_ctypes(addresses)
         return failed if failed < 0 else self._index[failed]
 
-    def _run_ctypes(self, addresses: tuple[int, ...]) -> int:
+    def _run_ctypes(self, buffers: tuple[Any, ...]) -> int:
+        addresses = [b if isinstance(b, int) else b.ctypes.data for b in buffers]
         for mem, buffer, offset in self._py_handles:
             if self._set_handle(mem, addresses[buffer] + offset):
                 return -2

@@ -96,6 +96,9 @@ class Plan:
             outs = [slot(node, i) for i in range(node.get_output_size())]
             self.steps.append(Step(node, select_kernel(node), ins, outs))
         self.output_slots = [slot(r.input_value(0).node, r.input_value(0).index) for r in model.get_results()]
+        read = {s for st in self.steps for s in st.ins} | set(self.output_slots)
+        #: (position, slot) of the inputs something reads (an If branch's inlined weights are not)
+        self.live_inputs = [(k, s) for k, s in enumerate(self.input_slots) if s in read]
         self.n_slots = n_slots + 1  # slot -1 is never written: a missing optional input (-1) reads None
         self._plan_liveness()
         self._copy_outputs = self._aliasing_outputs()
@@ -169,8 +172,10 @@ class Plan:
 
     def run(self, inputs: list[Any], profile: list[ProfilingInfo] | None = None) -> list[Any]:
         values = self._constant_values.copy()
-        for s, v in zip(self.input_slots, inputs, strict=False):
-            values[s] = v
+        n = len(inputs)
+        for k, s in self.live_inputs:
+            if k < n:
+                values[s] = inputs[k]
         with body_runner(self.run_body):
             if profile is None:
                 self._run_fast(values)

@@ -153,11 +153,31 @@ class ThreadGovernor:
         ref = statistics.median(other) if other else self.best[self.current]
         return seconds > self.slowdown * ref
 
-    @contextmanager
-    def run(self) -> Iterator[int]:
+    def run(self) -> _GovernedCall:
         """Time one call on the chosen thread count (set on the calling thread, restored after)."""
-        threads = self.choose()
-        with omp_threads(threads):
-            t0, c0 = time.perf_counter(), time.thread_time()
-            yield threads
-            self.record(threads, time.perf_counter() - t0, time.thread_time() - c0)
+        return _GovernedCall(self)
+
+
+class _GovernedCall:
+    """One call under a :class:`ThreadGovernor` (a class, not a generator: it wraps every inference)."""
+
+    __slots__ = ("_governor", "_threads", "_before", "_t0", "_c0")
+
+    def __init__(self, governor: ThreadGovernor):
+        self._governor = governor
+
+    def __enter__(self) -> int:
+        self._threads = threads = self._governor.choose()
+        _ensure_initialised()
+        self._before = torch.get_num_threads()
+        if self._before != threads:
+            set_thread_count(threads)
+        self._t0, self._c0 = time.perf_counter(), time.thread_time()
+        return threads
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        seconds, cpu = time.perf_counter() - self._t0, time.thread_time() - self._c0
+        if self._before != self._threads:
+            set_thread_count(self._before)
+        if exc_type is None:
+            self._governor.record(self._threads, seconds, cpu)

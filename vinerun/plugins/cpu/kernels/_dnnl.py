@@ -37,6 +37,13 @@ ELTWISE = {"relu": 0x20, "tanh": 0x21, "elu": 0x22, "soft_relu": 0x27, "logistic
 
 Dims = ctypes.c_int64 * 12
 
+try:  # the C step loop's buffer-protocol reader: ~0.05 us where NumPy's ``a.ctypes.data`` takes ~1 us
+    from vinerun.plugins.cpu._steploop import address as data_address  # type: ignore[attr-defined]
+except ImportError:  # built without a C compiler
+    def data_address(a: np.ndarray) -> int:
+        """The address of ``a``'s first element."""
+        return a.ctypes.data
+
 
 class _ExecArg(ctypes.Structure):
     _fields_ = [("arg", ctypes.c_int), ("memory", ctypes.c_void_p)]

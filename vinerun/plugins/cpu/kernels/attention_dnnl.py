@@ -20,7 +20,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.device_info import cpu_flags
-from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, F32, DnnlError, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, F32, DnnlError, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, Layout, MatMul, Softmax, dense, layout_of
 from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16, strided_view
 
@@ -67,10 +67,10 @@ class _Plan:
         scores = np.empty(score_shape, np.float32)
         probs = scores if q.dtype == np.float32 else np.empty(score_shape, q.dtype)  # f32: softmax in place
         out = np.empty(out_shape, q.dtype)
-        extra = () if mask is None else (mask.ctypes.data,)
-        self.qk(threads, q.ctypes.data, k.ctypes.data, scores.ctypes.data, *extra)
-        self.softmax(threads, scores.ctypes.data, probs.ctypes.data)
-        self.pv(threads, probs.ctypes.data, v.ctypes.data, out.ctypes.data)
+        extra = () if mask is None else (data_address(mask),)
+        self.qk(threads, data_address(q), data_address(k), data_address(scores), *extra)
+        self.softmax(threads, data_address(scores), data_address(probs))
+        self.pv(threads, data_address(probs), data_address(v), data_address(out))
         return out
 
 

@@ -14,7 +14,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, PrimitiveCache, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, PrimitiveCache, data_address, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import Concat
 from vinerun.plugins.cpu.kernels._native import (
     Buffer,
@@ -58,8 +58,8 @@ def dnnl_concat(node: Node) -> Kernel | None:
         if concat is None:
             return [np.ascontiguousarray(reference(inputs)[0])]
         y = out_layout.empty()
-        first, *more = (a.ctypes.data for a in inputs)
-        concat(torch.get_num_threads(), first, y.ctypes.data, *more)
+        first, *more = (data_address(a) for a in inputs)
+        concat(torch.get_num_threads(), first, data_address(y), *more)
         return [y]
 
     def native(layouts: list[ValueLayout | None]) -> NativeStep | None:

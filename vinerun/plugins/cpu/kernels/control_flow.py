@@ -61,7 +61,8 @@ class _Branch:
         compile_passes(model)
         self.plan = Plan(model)
         self.n_args = len(model.get_parameters())
-        self.args = [(d.body_parameter_index, d.input_index) for d in inputs]
+        live = {k for k, _ in self.plan.live_inputs}  # not the inlined constants' Parameters
+        self.args = [(d.body_parameter_index, d.input_index) for d in inputs if d.body_parameter_index in live]
         self.outs = [(d.output_index, d.body_value_index) for d in outputs]
         self.n_outs = node.get_output_size()
 

@@ -16,7 +16,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Conv2d, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Conv2d, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._native import (
     Buffer,
@@ -133,7 +133,7 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
             else:
                 y = np.empty((n, oh, ow, o), dt)
                 np.copyto(y, residual)
-        conv((threads(), cl), x.ctypes.data, y.ctypes.data)
+        conv((threads(), cl), data_address(x), data_address(y))
         y = y.transpose(0, 3, 1, 2)
         return [y if keep_cl else np.ascontiguousarray(y)]
 

@@ -13,7 +13,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder, channels_last, dense
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, channels_last_value, dense_value
@@ -47,7 +47,7 @@ def dnnl_convert_kernel(node: Node) -> Kernel | None:
     def run(inputs: list) -> list:
         x = np.ascontiguousarray(inputs[0], src_dt)
         y = np.empty(out_shape, dst_dt)
-        reorder(threads(), x.ctypes.data, y.ctypes.data)
+        reorder(threads(), data_address(x), data_address(y))
         return [y.transpose(0, 3, 1, 2) if keep_cl else y]
 
     kernel = Kernel(run, "onednn_reorder")

@@ -13,7 +13,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import LayerNorm, dense
 from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, dense_value
 from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16
@@ -43,7 +43,7 @@ def dnnl_layer_norm_kernel(node: Node, gamma: np.ndarray, beta: np.ndarray) -> K
     def run(inputs: list) -> list:
         x = np.ascontiguousarray(inputs[0])
         y = np.empty(shape, dtype)
-        norm(threads(), x.ctypes.data, y.ctypes.data)
+        norm(threads(), data_address(x), data_address(y))
         return [y]
 
     kernel = Kernel(run, "onednn_layer_norm")

@@ -17,7 +17,15 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, ELTWISE, PrimitiveCache, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import (
+    BF16,
+    DATA_TYPES,
+    ELTWISE,
+    PrimitiveCache,
+    data_address,
+    library,
+    optimized_impl,
+)
 from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, MatMul, dense
 from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, dense_value
 from vinerun.plugins.cpu.kernels._torch import mkldnn_bf16
@@ -79,10 +87,10 @@ def dnnl_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.ndarray | 
         x = np.ascontiguousarray(inputs[0])
         y = np.empty(shape, dtype)
         if residual is None:
-            mm(threads(), x.ctypes.data, y.ctypes.data)
+            mm(threads(), data_address(x), data_address(y))
         else:
             r = np.ascontiguousarray(inputs[residual])  # held here: a copy must outlive the call
-            mm(threads(), x.ctypes.data, y.ctypes.data, r.ctypes.data)
+            mm(threads(), data_address(x), data_address(y), data_address(r))
         return [y]
 
     kernel = Kernel(run, "onednn_matmul")
@@ -135,7 +143,7 @@ def dnnl_dynamic_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.nd
             return fallback.fn(inputs)
         x = np.ascontiguousarray(x)
         y = np.empty(x.shape[:-1] + (n,), dtype)
-        mm(threads(), x.ctypes.data, y.ctypes.data)
+        mm(threads(), data_address(x), data_address(y))
         return [y]
 
     return Kernel(run, "onednn_matmul")

@@ -17,7 +17,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import (
     POOL_AVG_EXCLUDE,
     POOL_AVG_INCLUDE,
@@ -82,10 +82,10 @@ def dnnl_pool_kernel(node: Node) -> Kernel | None:
         if x.strides != cl_strides:
             x = np.ascontiguousarray(x)
             y = np.empty(dst, dtype)
-            pools[False](threads(), x.ctypes.data, y.ctypes.data)
+            pools[False](threads(), data_address(x), data_address(y))
             return [y, *unread]
         y = np.empty((n, h, w, c), dtype)
-        pools[True](threads(), x.ctypes.data, y.ctypes.data)
+        pools[True](threads(), data_address(x), data_address(y))
         if keep_cl or h * w == 1:
             return [y.transpose(0, 3, 1, 2) if keep_cl else y.reshape(dst), *unread]
         return [np.ascontiguousarray(y.transpose(0, 3, 1, 2)), *unread]

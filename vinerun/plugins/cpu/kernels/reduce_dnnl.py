@@ -16,7 +16,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Library, PrimitiveCache, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Library, PrimitiveCache, data_address, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import (
     REDUCTION_MAX,
     REDUCTION_MEAN,
@@ -97,7 +97,7 @@ def dnnl_reduce_kernel(node: Node, fallback: Kernel, axes: list[int] | None) -> 
         if op is None:
             return fallback.fn(inputs)
         y = np.empty(out_shape, dtype)
-        op(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
+        op(torch.get_num_threads(), data_address(x), data_address(y))
         return [y]
 
     def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
