@@ -185,3 +185,51 @@ def single_primitive_kernel(node: Node, in_shape: tuple[int, ...], out: OutputLa
     kernel = Kernel(run, exec_type)
     kernel.native = native
     return kernel
+
+
+#: op types whose kernels read a rank-3 value dense in any dimension order as it is (the convolutions, views
+#: that take strides, the oneDNN element-wise kernels); Reshape is not one (its native form wants C order)
+ORDER_READERS = frozenset({"FusedConvolution", "Convolution", "GroupConvolution", "Slice", "Split", "VariadicSplit",
+                           "Gather", "Squeeze", "Unsqueeze", "Add", "Subtract", "Multiply", "Relu", "Sigmoid",
+                           "Tanh", "Clamp", "Elu", "Gelu", "Swish", "HSwish", "HardSigmoid", "Sqrt", "Exp", "Abs",
+                           "Power"})
+
+
+def memory_order(layout: ValueLayout) -> tuple[int, ...] | None:
+    """The dimensions of ``layout`` from outermost to innermost where it is a transposed C-contiguous array
+    (dimensions of size 1 keep their place), else None (a view with gaps)."""
+    tidied = tidy(layout)
+    shape, strides, dtype = tidied
+    order = tuple(sorted(range(len(shape)), key=lambda i: (-strides[i], i)))
+    return order if tidy(dense_in_order(shape, order, dtype)) == tidied else None
+
+
+def dense_in_order(shape: tuple[int, ...], order: tuple[int, ...], dtype: np.dtype) -> ValueLayout:
+    """The layout of a C-contiguous array of the dimensions ``order`` of ``shape``, viewed back as ``shape``."""
+    strides, step = [0] * len(shape), np.dtype(dtype).itemsize
+    for i in reversed(order):
+        strides[i] = step
+        step *= shape[i]
+    return tuple(shape), tuple(strides), np.dtype(dtype)
+
+
+def order_kept(node: Node, x: ValueLayout, default: ValueLayout) -> ValueLayout:
+    """The layout an element-wise ``node`` hands out reading ``x`` (of the output's shape): ``x``'s dimension
+    order where ``x`` is dense in one and every reader of a rank-3 output takes any order (oneDNN's eltwise
+    writes only the layout it reads; its binary only src0's), else ``default``."""
+    shape = default[0]
+    if len(shape) != 3 or x[0] != shape or x[2] != default[2]:
+        return default
+    order = memory_order(x)
+    targets = node.output(0).get_target_inputs()
+    if order is None or not targets or any(t.get_node().type_name not in ORDER_READERS for t in targets):
+        return default
+    return dense_in_order(shape, order, default[2])
+
+
+def empty_of(layout: ValueLayout) -> np.ndarray:
+    """A fresh array of a ``layout`` dense in some dimension order."""
+    shape, _, dtype = layout
+    order = memory_order(layout)
+    assert order is not None
+    return np.empty(tuple(shape[i] for i in order), dtype).transpose(tuple(int(i) for i in np.argsort(order)))

@@ -24,7 +24,9 @@ from vinerun.plugins.cpu.kernels._native import (
     ValueLayout,
     arriving_layout,
     element_layout,
+    empty_of,
     layout_of_value,
+    order_kept,
     output_layout,
 )
 
@@ -60,18 +62,19 @@ def dnnl_binary_kernel(node: Node, fallback: Kernel) -> Kernel:
     out_layout = output_layout(node, out, dtype)
     algorithm, size = ALGORITHMS[node.type_name], int(np.prod(out))
     primitives = PrimitiveCache(lambda key: Binary(lib, element_layout(key[0], full), element_layout(key[1], other),
-                                                   element_layout(out_layout.value), algorithm), LAYOUTS)
+                                                   element_layout(key[2]), algorithm), LAYOUTS)
     first, second = (1, 0) if swap else (0, 1)  # the inputs that are oneDNN's src0 and src1
 
     def run(inputs: list) -> list:
         x, y = inputs[first], inputs[second]
         usable = (size > SMALL and type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == dtype
                   and y.dtype == dtype and min(x.strides, default=0) >= 0 and min(y.strides, default=0) >= 0)
-        op = primitives.get((layout_of_value(x), layout_of_value(y))) if usable else None
+        z_layout = order_kept(node, layout_of_value(x), out_layout.value) if usable else out_layout.value
+        op = primitives.get((layout_of_value(x), layout_of_value(y), z_layout)) if usable else None
         if op is None:  # NumPy keeps channels-last operands' order: only channels-last readers may get that
             res = fallback.fn(inputs)
             return res if out_layout.channels_last else [np.ascontiguousarray(res[0])]
-        z = out_layout.empty()
+        z = empty_of(z_layout)
         op(torch.get_num_threads(), x.ctypes.data, z.ctypes.data, y.ctypes.data)
         return [z]
 
@@ -82,10 +85,11 @@ def dnnl_binary_kernel(node: Node, fallback: Kernel) -> Kernel:
                   for i in (first, second)]
         if any(lay[2] != dtype or min(lay[1], default=0) < 0 for lay in chosen):
             return None
-        op = primitives.get((chosen[0], chosen[1]))
+        z = order_kept(node, chosen[0], out_layout.value)  # oneDNN's fast binary writes src0's layout
+        op = primitives.get((chosen[0], chosen[1], z))
         if op is None:
             return None
-        buffers = [Buffer(False, first, chosen[0]), Buffer(True, 0, out_layout.value),
+        buffers = [Buffer(False, first, chosen[0]), Buffer(True, 0, z),
                    Buffer(False, second, chosen[1])]
         return NativeStep(op, lambda threads: threads, buffers)
 

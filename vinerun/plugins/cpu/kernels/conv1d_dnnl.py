@@ -28,15 +28,21 @@ import torch
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
 from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Conv2d, DnnlError, library
-from vinerun.plugins.cpu.kernels._native import Buffer, NativeFactory, NativeStep, ValueLayout, dense_value
+from vinerun.plugins.cpu.kernels._native import (
+    ORDER_READERS,
+    Buffer,
+    NativeFactory,
+    NativeStep,
+    ValueLayout,
+    dense_value,
+)
 from vinerun.plugins.cpu.kernels.conv_dnnl import conv_bias, conv_post_ops, prepare_one_thread
 
 #: problems of at most this many multiply-adds run their 1-thread primitive at any thread count: silero-vad's
 #: (0.1-0.3 M) took 1.1-7x longer with 2 threads on 2 cores (a parallel region costs more than half the work)
 SERIAL_MACS = 1 << 19
-#: op types whose kernels read a rank-3 value of any strides (the convolutions, views)
-NWC_READERS = frozenset({"FusedConvolution", "Convolution", "GroupConvolution", "Slice", "Split", "VariadicSplit",
-                         "Gather", "Squeeze", "Unsqueeze"})
+#: op types whose kernels read a rank-3 value of any strides (the convolutions, views, element-wise ops)
+NWC_READERS = ORDER_READERS
 
 
 @dataclass(frozen=True)

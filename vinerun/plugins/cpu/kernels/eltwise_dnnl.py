@@ -29,7 +29,9 @@ from vinerun.plugins.cpu.kernels._native import (
     ValueLayout,
     arriving_layout,
     element_layout,
+    empty_of,
     layout_of_value,
+    order_kept,
     output_layout,
 )
 from vinerun.plugins.cpu.kernels.conv_dnnl import eltwise as post_op
@@ -111,17 +113,21 @@ def dnnl_eltwise_kernel(node: Node, fallback: Kernel) -> Kernel:
         return fallback  # oneDNN takes no 0-D memory
     small = -1 if node.type_name in _ALWAYS else SMALL
     out_layout = output_layout(node, in_shape, dtype)
-    primitives = PrimitiveCache(lambda x: Eltwise(lib, element_layout(x), element_layout(out_layout.value), *args),
+    primitives = PrimitiveCache(lambda key: Eltwise(lib, element_layout(key[0]), element_layout(key[1]), *args),
                                 LAYOUTS)
+
+    def dst(x: ValueLayout) -> ValueLayout:
+        return order_kept(node, x, out_layout.value)
 
     def run(inputs: list) -> list:
         x = inputs[0]
         usable = size > small and type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0
-        op = primitives.get(layout_of_value(x)) if usable else None
+        y_layout = dst(layout_of_value(x)) if usable else out_layout.value
+        op = primitives.get((layout_of_value(x), y_layout)) if usable else None
         if op is None:  # NumPy keeps a channels-last input's order: only channels-last readers may get that
             res = fallback.fn(inputs)
             return res if out_layout.channels_last else [np.ascontiguousarray(res[0])]
-        y = out_layout.empty()
+        y = empty_of(y_layout)
         if size > SMALL:
             op(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
         else:
@@ -132,11 +138,14 @@ def dnnl_eltwise_kernel(node: Node, fallback: Kernel) -> Kernel:
         x = layouts[0] or arriving_layout(node, 0, in_shape, dtype)
         if x[2] != dtype or min(x[1]) < 0:
             return None
-        op = primitives.get(x)
-        return None if op is None else NativeStep(op, lambda threads: threads,
-                                                  [Buffer(False, 0, x), Buffer(True, 0, out_layout.value)])
+        y = dst(x)
+        op = primitives.get((x, y))
+        if op is None:
+            return None
+        return NativeStep(op, lambda threads: threads, [Buffer(False, 0, x), Buffer(True, 0, y)])
 
-    direct = size > small and primitives.get(arriving_layout(node, 0, in_shape, dtype)) is not None
+    arriving = arriving_layout(node, 0, in_shape, dtype)
+    direct = size > small and primitives.get((arriving, dst(arriving))) is not None
     # small arrays: the given kernel as it is (its results are C-contiguous: no checks to pay per call)
     kernel = Kernel(run if size > small else fallback.fn,
                     "onednn_" + node.type_name.lower() if direct else fallback.exec_type)
