@@ -14,12 +14,15 @@ from vinerun.ir.core_ops import Constant, Parameter
 from vinerun.ir.interpreter import run_reference
 from vinerun.ir.model import Model
 from vinerun.ir.types import Type
-from vinerun.ops.arithmetic import Add, Multiply
+from vinerun.ops.activations import Relu
+from vinerun.ops.arithmetic import Add, Multiply, Power
 from vinerun.ops.concat_split import Split, VariadicSplit
+from vinerun.ops.convolution import Convolution
 from vinerun.ops.gather import Gather
 from vinerun.ops.matmul import MatMul
 from vinerun.ops.reshape import Squeeze, Unsqueeze
 from vinerun.ops.slicing import Slice
+from vinerun.ops.unary_math import Sqrt
 from vinerun.plugins.cpu.kernels._dnnl import library
 from vinerun.plugins.cpu.native_segment import Segment
 
@@ -101,3 +104,25 @@ def test_a_reversed_slice_runs_from_python():
     assert "Slice" not in [s.node.type_name for item in plan.items if isinstance(item, Segment) for s in item.steps]
     data = rand([1, 8, 4, 4])
     np.testing.assert_allclose(plan.run([data])[0], run_reference(model, [data])[0], rtol=1e-4, atol=1e-4)
+
+
+def test_channel_slices_of_a_channels_last_signal_are_copied_dense_in_the_segment(monkeypatch):
+    """silero-vad's STFT front: a 1-D convolution hands [N, L, C] memory; its two channel halves are views with
+    gaps, which the segment copies dense (a oneDNN reorder at a byte offset) so squares, sum, root and the next
+    convolution all stay native."""
+    x = Parameter(Type.f32, [1, 1, 640])
+    stft = Convolution(x, Constant(rand([32, 1, 256])), strides=[128], dilations=[1], pads_begin=[0],
+                       pads_end=[0])
+    two = Constant(np.float32(2))
+    real = Power(Slice(stft, ints(0), ints(16), ints(1), ints(1)), two)
+    imag = Power(Slice(stft, ints(16), ints(32), ints(1), ints(1)), two)
+    magnitude = Sqrt(Add(real, imag))
+    y = Relu(Convolution(magnitude, Constant(rand([8, 16, 3])), strides=[1], dilations=[1], pads_begin=[1],
+                         pads_end=[1]))
+    model = Model([Unsqueeze(y, ints(0))], [x])
+    seg, _ = check_one_segment(model, rand([1, 1, 640]), monkeypatch, "Sqrt")
+    kinds = [s.node.type_name for s in seg.steps]
+    assert kinds.count("Convolution") + kinds.count("FusedConvolution") == 2 and kinds.count("Slice") == 2
+    copies = [n for s, n in zip(seg.steps, seg.natives, strict=True) if s.node.type_name == "Slice"]
+    assert all(n.primitive is not None for n in copies)  # copies, not views
+    assert sorted(n.buffers[0].offset for n in copies) == [0, 16 * 4]  # the second half starts 16 floats in

@@ -214,10 +214,11 @@ class _Instance:
             for buf, mem in zip(native.buffers, b.memories, strict=True):
                 slot = (st.outs if buf.output else st.ins)[buf.index]
                 g = seg._groups[slot]
+                offset = g.offsets.get(slot, 0) + buf.offset
                 if g.kind == "arena":
-                    lib.check(set_handle(mem, base + g.offset + g.offsets.get(slot, 0)), "memory_set_data_handle")
+                    lib.check(set_handle(mem, base + g.offset + offset), "memory_set_data_handle")
                 else:
-                    handles.append((mem.value, g.runtime, g.offsets.get(slot, 0)))
+                    handles.append((mem.value, g.runtime, offset))
             steps.append((b.primitive.value, len(b.args), ctypes.addressof(b.args), st))
         self._steps = (_StepEntry * len(steps))(*[_StepEntry(p, n, a) for p, n, a, _ in steps])
         self._handles = (_HandleEntry * len(handles))(*[_HandleEntry(*h) for h in handles])

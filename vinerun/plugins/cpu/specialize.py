@@ -63,7 +63,9 @@ class SpecializedPlans:
             self._seen[shapes] = self._seen.get(shapes, 0) + 1
             if self._seen[shapes] < self._sightings:
                 return None
-            worker = threading.Thread(target=self._compile, args=(shapes,), daemon=True,
+            # not a daemon: the interpreter waits for it at exit (a daemon thread still packing weights in
+            # oneDNN while Python finalizes crashes the process)
+            worker = threading.Thread(target=self._compile, args=(shapes,), daemon=False,
                                       name=f"vinerun-specialize-{len(self._started)}")
             self._started[shapes] = worker
         worker.start()
