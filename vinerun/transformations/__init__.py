@@ -8,6 +8,7 @@
 
 from vinerun.transformations.constant_folding import ConstantFolding, fold_values
 from vinerun.transformations.dead_code import DeadCodeElimination, eliminate_dead_code
+from vinerun.transformations.if_folding import FoldConstantIf
 from vinerun.transformations.low_latency import LowLatency2
 from vinerun.transformations.pass_infra import (
     FunctionalPass,
@@ -25,14 +26,16 @@ Manager = PassManager  # OpenVINO's name (ov.passes.Manager)
 
 
 def common_cleanup(check_graph: bool = False) -> PassManager:
-    """The cleanup every device runs before choosing kernels: constant folding, then dead code.
+    """The cleanup every device runs before choosing kernels: constant folding (Ifs on a constant condition
+    become their taken branch), then dead code.
 
     The graph comparison that checks each pass's ``modified`` flag costs about as much as the
     passes themselves, so compilation skips it (the tests run these passes with it).
     """
-    return PassManager([ConstantFolding(), DeadCodeElimination()], check_graph=check_graph)
+    return PassManager([ConstantFolding(), FoldConstantIf(), DeadCodeElimination()], check_graph=check_graph)
 
 
-__all__ = ["ConstantFolding", "DeadCodeElimination", "FunctionalPass", "InPlacePass", "LowLatency2", "Manager",
-           "ModelPass", "PassContractError", "PassManager", "PassResult", "PostconditionError", "PreconditionError",
-           "common_cleanup", "eliminate_dead_code", "fold_values", "pass_fn"]
+__all__ = ["ConstantFolding", "DeadCodeElimination", "FoldConstantIf", "FunctionalPass",
+           "InPlacePass", "LowLatency2", "Manager", "ModelPass", "PassContractError", "PassManager", "PassResult",
+           "PostconditionError", "PreconditionError", "common_cleanup", "eliminate_dead_code", "fold_values",
+           "pass_fn"]

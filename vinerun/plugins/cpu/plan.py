@@ -27,14 +27,17 @@ from vinerun.plugins.cpu.segment_planner import plan_segments
 
 def rewrite_patterns(model: Model) -> None:
     """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: a spatial ReduceMean
-    into a global AvgPool, ``x * sigmoid(x)`` into Swish, a written-out LSTM cell into LSTMCell."""
+    into a global AvgPool, ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step LSTMSequence
+    into LSTMCell."""
     from vinerun.transformations.lstm_cell_fusion import LSTMCellFusion
     from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
+    from vinerun.transformations.sequence_to_cell import LSTMSequenceToCell
     from vinerun.transformations.swish_fusion import SwishFusion
 
     ReduceMeanToPool()(model)
     SwishFusion()(model)
     LSTMCellFusion()(model)
+    LSTMSequenceToCell()(model)
 
 
 def compile_passes(model: Model) -> None:

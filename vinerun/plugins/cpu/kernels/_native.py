@@ -17,7 +17,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Primitive, PrimitiveCache, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Primitive, PrimitiveCache, data_address, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import Layout, Reorder
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 
@@ -180,21 +180,23 @@ def _gathered(x: ValueLayout, view: ValueLayout, offset: int, copies: PrimitiveC
 
 def single_primitive_kernel(node: Node, in_shape: tuple[int, ...], out: OutputLayout,
                             make: Callable[[ValueLayout], Primitive | None], fallback: Callable[[list], list],
-                            exec_type: str, limit: int) -> Kernel:
+                            exec_type: str, limit: int, small: int = 0) -> Kernel:
     """A kernel of one input and one output running a source-to-destination primitive ``make`` builds for the
-    input's layout (one per layout a call brings, at most ``limit``), else ``fallback``; its native form reads
-    the input as it arrives."""
+    input's layout (one per layout a call brings, at most ``limit``), else ``fallback`` (also for inputs of at
+    most ``small`` elements called from Python, where the fallback costs less than a primitive call); its
+    native form reads the input as it arrives."""
     dtype = out.value[2]
     primitives = PrimitiveCache(make, limit)
+    direct = int(np.prod(in_shape)) > small
 
     def run(inputs: list) -> list:
         x = inputs[0]
-        usable = type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0
+        usable = direct and type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0
         op = primitives.get(layout_of_value(x)) if usable else None
         if op is None:
             return fallback(inputs)
         y = out.empty()
-        op(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
+        op(torch.get_num_threads(), data_address(x), data_address(y))
         return [y]
 
     def native(layouts: list[ValueLayout | None]) -> NativeStep | None:

@@ -16,7 +16,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, PrimitiveCache, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, PrimitiveCache, data_address, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, BINARY_MUL, BINARY_SUB, Binary
 from vinerun.plugins.cpu.kernels._native import (
     Buffer,
@@ -75,7 +75,7 @@ def dnnl_binary_kernel(node: Node, fallback: Kernel) -> Kernel:
             res = fallback.fn(inputs)
             return res if out_layout.channels_last else [np.ascontiguousarray(res[0])]
         z = empty_of(z_layout)
-        op(torch.get_num_threads(), x.ctypes.data, z.ctypes.data, y.ctypes.data)
+        op(torch.get_num_threads(), data_address(x), data_address(z), data_address(y))
         return [z]
 
     in_shapes = [tuple(int(d) for d in s.to_shape()) for s in shapes]

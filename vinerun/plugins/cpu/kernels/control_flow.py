@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from vinerun.errors import ValidationError
+from vinerun.errors import ValidationError, VinerunError
 from vinerun.ir.core_ops import Constant
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node
@@ -57,7 +57,14 @@ class _Branch:
 
         model = inline_constants(body, inputs, node)
         common_cleanup()(model)  # fold what the inlined constants settle (shape arithmetic) before re-inferring
-        narrow_parameters(model, inputs, node)
+        try:
+            narrowed = model.clone()
+            narrow_parameters(narrowed, inputs, node)
+            common_cleanup()(narrowed)  # the shape arithmetic on now-static shapes (ShapeOf) folds too
+            narrowed.validate_nodes_and_infer_types()
+            model = narrowed
+        except VinerunError:  # shapes this branch does not take (silero-vad's 8 kHz branch for 16 kHz input)
+            pass
         compile_passes(model)
         self.plan = Plan(model)
         self.n_args = len(model.get_parameters())

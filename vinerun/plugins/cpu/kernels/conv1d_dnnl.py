@@ -27,7 +27,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Conv2d, DnnlError, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Conv2d, DnnlError, data_address, library
 from vinerun.plugins.cpu.kernels._native import (
     ORDER_READERS,
     Buffer,
@@ -203,7 +203,7 @@ def _runner(conv: Conv2d, src: ValueLayout, dst: ValueLayout, copy_out: bool, sr
         y = _empty(dst)
         if s_index is not None:
             np.copyto(y, inputs[s_index])
-        conv((threads(), src_cl), x.ctypes.data, y.ctypes.data)
+        conv((threads(), src_cl), data_address(x), data_address(y))
         return [np.ascontiguousarray(y) if copy_out else y]
 
     return run

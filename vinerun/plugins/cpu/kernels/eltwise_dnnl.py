@@ -21,7 +21,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Primitive, PrimitiveCache, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Primitive, PrimitiveCache, data_address, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import Eltwise
 from vinerun.plugins.cpu.kernels._native import (
     Buffer,
@@ -129,9 +129,9 @@ def dnnl_eltwise_kernel(node: Node, fallback: Kernel) -> Kernel:
             return res if out_layout.channels_last else [np.ascontiguousarray(res[0])]
         y = empty_of(y_layout)
         if size > SMALL:
-            op(torch.get_num_threads(), x.ctypes.data, y.ctypes.data)
+            op(torch.get_num_threads(), data_address(x), data_address(y))
         else:
-            single_threaded(op, x.ctypes.data, y.ctypes.data)
+            single_threaded(op, data_address(x), data_address(y))
         return [y]
 
     def native(layouts: list[ValueLayout | None]) -> NativeStep | None:

@@ -12,11 +12,10 @@ small arrays get bits apart from Python and in a segment (maxima and minima are 
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Library, PrimitiveCache, data_address, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Library, PrimitiveCache, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import (
     REDUCTION_MAX,
     REDUCTION_MEAN,
@@ -30,12 +29,13 @@ from vinerun.plugins.cpu.kernels._dnnl_ops import (
 from vinerun.plugins.cpu.kernels._native import (
     Buffer,
     NativeStep,
+    OutputLayout,
     ValueLayout,
     arriving_layout,
     dense_value,
     element_layout,
-    layout_of_value,
     output_layout,
+    single_primitive_kernel,
 )
 
 ALGORITHMS = {"ReduceMean": REDUCTION_MEAN, "ReduceSum": REDUCTION_SUM, "ReduceMax": REDUCTION_MAX,
@@ -88,29 +88,10 @@ def dnnl_reduce_kernel(node: Node, fallback: Kernel, axes: list[int] | None) -> 
         layouts = innermost(x, axes)
         return None if layouts is None else Reduction(lib, *layouts, algorithm)
 
-    primitives = PrimitiveCache(make, LAYOUTS)
-
-    def run(inputs: list) -> list:
-        x = inputs[0]
-        usable = size > SMALL and type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0
-        op = primitives.get(layout_of_value(x)) if usable else None
-        if op is None:
-            return fallback.fn(inputs)
-        y = np.empty(out_shape, dtype)
-        op(torch.get_num_threads(), data_address(x), data_address(y))
-        return [y]
-
-    def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
-        x = layouts[0] or arriving_layout(node, 0, in_shape, dtype)
-        if x[2] != dtype or min(x[1]) < 0:
-            return None
-        op = primitives.get(x)
-        return None if op is None else NativeStep(op, lambda threads: threads,
-                                                  [Buffer(False, 0, x), Buffer(True, 0, out_value)])
-
-    direct = size > SMALL and primitives.get(arriving_layout(node, 0, in_shape, dtype)) is not None
-    kernel = Kernel(run, "onednn_reduce_" + node.type_name[len("Reduce"):].lower() if direct else fallback.exec_type)
-    kernel.native = native
+    kernel = single_primitive_kernel(node, in_shape, OutputLayout(out_value, False), make, fallback.fn,
+                                     fallback.exec_type, LAYOUTS, small=SMALL)
+    if size > SMALL and kernel.native is not None and kernel.native([None]) is not None:
+        kernel.exec_type = "onednn_reduce_" + node.type_name[len("Reduce"):].lower()
     return kernel
 
 
