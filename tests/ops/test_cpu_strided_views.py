@@ -17,6 +17,7 @@ from vinerun.ir.types import Type
 from vinerun.ops.activations import Relu
 from vinerun.ops.arithmetic import Add, Multiply, Power
 from vinerun.ops.concat_split import Split, VariadicSplit
+from vinerun.ops.convert import Convert
 from vinerun.ops.convolution import Convolution
 from vinerun.ops.gather import Gather
 from vinerun.ops.matmul import MatMul
@@ -126,3 +127,19 @@ def test_channel_slices_of_a_channels_last_signal_are_copied_dense_in_the_segmen
     copies = [n for s, n in zip(seg.steps, seg.natives, strict=True) if s.node.type_name == "Slice"]
     assert all(n.primitive is not None for n in copies)  # copies, not views
     assert sorted(n.buffers[0].offset for n in copies) == [0, 16 * 4]  # the second half starts 16 floats in
+
+
+def test_a_convert_to_the_same_type_is_a_view(monkeypatch):
+    """``x.float()`` on a float tensor: a view, in the segment; as a model output it is a copy (never the caller's
+    array)."""
+    x = Parameter(Type.f32, [1, 16, 6, 6])
+    model = Model([Unsqueeze(Convert(scale(x), destination_type=Type.f32), ints(0))], [x])
+    seg, _ = check_one_segment(model, rand([1, 16, 6, 6]), monkeypatch, "Convert")
+    (view,) = [n for s, n in zip(seg.steps, seg.natives, strict=True) if s.node.type_name == "Convert"]
+    assert view.primitive is None
+    p = Parameter(Type.f32, [3])
+    plain = ov.Core().compile_model(Model([Convert(p, destination_type=Type.f32)], [p]), "CPU", F32)
+    data = rand([3])
+    out = plain.create_infer_request().infer([data])[0]
+    np.testing.assert_array_equal(out, data)
+    assert not np.shares_memory(out, data)

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._native import strided_view
 from vinerun.plugins.cpu.kernels._torch import FLOAT_TYPES, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.binary_dnnl import dnnl_binary_kernel
 from vinerun.plugins.cpu.kernels.convert_dnnl import dnnl_convert_kernel
@@ -265,6 +266,16 @@ _TORCH_DTYPE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat
                 "boolean": torch.bool}
 
 
+def identity_convert(node: Node) -> Kernel:
+    """A Convert to the type its input has (``x.float()`` on a float tensor: three in silero-vad's main model): a
+    view of the input (the plan copies a model output that would alias a model input), native in segments."""
+    kernel = Kernel(lambda inputs: [inputs[0]], "view_convert")
+    shape = node.get_input_partial_shape(0)
+    if shape.is_static() and shape.rank.get_length() > 0:
+        kernel.native = strided_view(node, lambda x: [(x, 0)])
+    return kernel
+
+
 @cpu_kernel("Convert", "ConvertLike")
 def convert(node: Node) -> Kernel | None:
     """Conversions where ATen can reproduce the reference exactly.
@@ -272,6 +283,8 @@ def convert(node: Node) -> Kernel | None:
     Into floats from any ATen type; between integers (two's complement wrap); float -> integer up to
     32 bits (truncate, NaN -> 0, clamp to the range: done in f64, where those bounds are exact).
     """
+    if node.type_name == "Convert" and node.get_input_element_type(0) == node.get_output_element_type(0):
+        return identity_convert(node)
     direct = dnnl_convert_kernel(node)  # f32 <-> bf16, static shapes
     if direct is not None:
         return direct

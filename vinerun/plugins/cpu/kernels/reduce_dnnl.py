@@ -17,9 +17,7 @@ from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
 from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Library, PrimitiveCache, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import (
-    REDUCTION_MAX,
     REDUCTION_MEAN,
-    REDUCTION_MIN,
     REDUCTION_SUM,
     Layout,
     Reduction,
@@ -38,8 +36,9 @@ from vinerun.plugins.cpu.kernels._native import (
     single_primitive_kernel,
 )
 
-ALGORITHMS = {"ReduceMean": REDUCTION_MEAN, "ReduceSum": REDUCTION_SUM, "ReduceMax": REDUCTION_MAX,
-              "ReduceMin": REDUCTION_MIN}
+#: not ReduceMax / ReduceMin: oneDNN's drop a NaN (its max instructions return the other operand) where the
+#: reference and ATen propagate it (ONNX's expanded Attention relies on that to find fully masked rows)
+ALGORITHMS = {"ReduceMean": REDUCTION_MEAN, "ReduceSum": REDUCTION_SUM}
 #: input layouts a node makes primitives for
 LAYOUTS = 4
 #: at most this many input elements a call from Python keeps the given kernel (2 Zen4 cores: oneDNN from Python costs
