@@ -154,7 +154,7 @@ def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], secon
             frames = run(seconds)
             rows[name].fps_turns.append(frames / (time.perf_counter() - t0))
         log(f"{spec.name}: round {r + 1}/{rounds}: " + ", ".join(
-            f"{n} {rows[n].latency_turns_ms[-1]:.2f} ms / {rows[n].fps_turns[-1]:.1f} FPS" for n in tput))
+            f"{n} {_ms(rows[n].latency_turns_ms[-1])} ms / {rows[n].fps_turns[-1]:.1f} FPS" for n in tput))
     for name in tput:
         rows[name].latency_ms = statistics.median(rows[name].latency_turns_ms)
         rows[name].latency_pooled_ms = 1e3 * statistics.median(lat[name])
@@ -207,6 +207,11 @@ def memory_child(contender: str, inputs: str, path: str) -> int:
     return 0
 
 
+def _ms(value: float | None) -> str:
+    """A latency with three significant digits (0.0745, 4.28, 39.3): two decimals hid silero-vad's 10 %."""
+    return "—" if value is None else f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
 def _fmt(value: float | None, spec: str) -> str:
     return "—" if value is None else format(value, spec)
 
@@ -225,7 +230,7 @@ def table(rows: list[Row]) -> str:
             continue
         other = " vs ort" if r.reference == "onnxruntime f32" and r.max_abs_diff is not None else ""
         mem = "—" if r.peak_rss_mb is None else f"{r.peak_rss_mb:.0f} ({r.rss_growth_mb:+.0f})"
-        lines.append(f"| {r.model} | {r.contender} | {_fmt(r.compile_ms, '.0f')} | {_fmt(r.latency_ms, '.2f')} "
+        lines.append(f"| {r.model} | {r.contender} | {_fmt(r.compile_ms, '.0f')} | {_ms(r.latency_ms)} "
                      f"| {_fmt(r.fps, '.1f')} | {mem} | {_fmt(r.max_abs_diff, '.2e')}{other} |")
     lines += ["", "| model | vs | compile ratio | latency ratio (lower is better) | FPS ratio (higher is better) "
               "| peak RSS ratio |", "|---|---|---|---|---|---|"]
