@@ -99,11 +99,6 @@ def _fits(expected: PartialShape, got: tuple[int, ...]) -> bool:
         for d, g in zip(expected, got, strict=True))
 
 
-def normalize_inputs(ports: list[Output], inputs: Any, provided: dict[int, Any]) -> list[Any]:
-    """Merge ``inputs`` (dict, list/tuple, single value or None) with tensors already set."""
-    return InputPorts(ports).normalize(inputs, provided)
-
-
 class InputPorts:
     """A model's input ports with what checking a call's values needs read once (names, element types, shape
     bounds): a request checks each call's inputs in a few microseconds (silero-vad: ~27 -> ~10 us)."""

@@ -27,7 +27,7 @@ import torch
 
 from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, DnnlError, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
-from vinerun.plugins.cpu.kernels._native import NativeStep, ValueLayout, element_layout, layout_of_value
+from vinerun.plugins.cpu.kernels._native import NativeStep, ValueLayout, element_layout, layout_of_value, memory_order
 from vinerun.plugins.cpu.kernels._torch import strided_view
 
 try:
@@ -73,14 +73,10 @@ class Group:
 
 def permutation(layout: ValueLayout) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """(dims in memory order, the transposition back) when ``layout`` is a transposed C-contiguous array."""
-    shape, strides, dtype = layout
-    order = sorted(range(len(shape)), key=lambda i: (-strides[i], i))
-    step = dtype.itemsize
-    for i in reversed(order):
-        if shape[i] != 1 and strides[i] != step:
-            return None
-        step *= shape[i]
-    return tuple(shape[i] for i in order), tuple(int(i) for i in np.argsort(order))
+    order = memory_order(layout)
+    if order is None:
+        return None
+    return tuple(layout[0][i] for i in order), tuple(int(i) for i in np.argsort(order))
 
 
 class _CopyIn:

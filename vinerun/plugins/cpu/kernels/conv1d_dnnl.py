@@ -14,7 +14,7 @@ other shapes into direct ones:
 
 A 3-D value is C-contiguous ``[N, C, L]`` or channels-last (``[N, L, C]`` memory viewed as ``[N, C, L]``);
 where ``C`` or ``L`` is 1 the two are the same memory, and the C-contiguous strides name it. The output stays
-channels-last only where every reader takes any strides (:data:`NWC_READERS`).
+channels-last only where every reader takes any dense order (``_native.ORDER_READERS``).
 """
 
 from __future__ import annotations
@@ -35,14 +35,13 @@ from vinerun.plugins.cpu.kernels._native import (
     NativeStep,
     ValueLayout,
     dense_value,
+    empty_of,
 )
 from vinerun.plugins.cpu.kernels.conv_dnnl import conv_bias, conv_post_ops, prepare_one_thread
 
 #: problems of at most this many multiply-adds run their 1-thread primitive at any thread count: silero-vad's
 #: (0.1-0.3 M) took 1.1-7x longer with 2 threads on 2 cores (a parallel region costs more than half the work)
 SERIAL_MACS = 1 << 19
-#: op types whose kernels read a rank-3 value of any strides (the convolutions, views, element-wise ops)
-NWC_READERS = ORDER_READERS
 
 
 @dataclass(frozen=True)
@@ -111,7 +110,7 @@ def value_layout(shape: tuple[int, int, int], dtype: np.dtype, channels_last: bo
 def keeps_nwc(node: Node) -> bool:
     """Whether output 0 of ``node`` (rank 3) is read only by kernels that take a channels-last value."""
     targets = node.output(0).get_target_inputs()
-    return bool(targets) and all(t.get_node().type_name in NWC_READERS for t in targets)
+    return bool(targets) and all(t.get_node().type_name in ORDER_READERS for t in targets)
 
 
 def _choose(lib: Any, g: Geometry, bias: np.ndarray | None, groups: int, post_ops: list[tuple], dt: np.dtype,
@@ -173,14 +172,6 @@ def dnnl_conv1d_kernel(node: Any, parts: Any, w: np.ndarray, groups: int) -> Ker
     return kernel
 
 
-def _empty(layout: ValueLayout) -> np.ndarray:
-    """A fresh array of a 3-D ``layout`` (C-contiguous or channels-last)."""
-    (n, c, length), strides, dtype = layout
-    if strides == dense_value((n, c, length), dtype)[1]:
-        return np.empty((n, c, length), dtype)
-    return np.empty((n, length, c), dtype).transpose(0, 2, 1)
-
-
 def _runner(conv: Conv2d, src: ValueLayout, dst: ValueLayout, copy_out: bool, src_cl: bool,
             s_index: int | None, serial: bool) -> Any:
     """The Python call: the input copied into the primitive's source layout where it is not in it, the residual
@@ -197,10 +188,10 @@ def _runner(conv: Conv2d, src: ValueLayout, dst: ValueLayout, copy_out: bool, sr
         if x.dtype != dt:
             x = x.astype(dt)
         if not laid_out(x):
-            y = _empty(src)
+            y = empty_of(src)
             np.copyto(y, x)
             x = y
-        y = _empty(dst)
+        y = empty_of(dst)
         if s_index is not None:
             np.copyto(y, inputs[s_index])
         conv((threads(), src_cl), data_address(x), data_address(y))

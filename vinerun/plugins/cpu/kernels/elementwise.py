@@ -77,14 +77,17 @@ SMALL = 4096
 _F32 = np.dtype(np.float32)
 
 
-def _small_binary_kernel(op: Callable, ufunc: np.ufunc, name: str) -> Kernel:
-    """ATen, except for small f32 arrays, which NumPy's ufunc handles without the two conversions."""
+def _small_binary_kernel(op: Callable, ufunc: np.ufunc, name: str,
+                         types: frozenset[np.dtype] = frozenset({_F32})) -> Kernel:
+    """ATen, except for small operands of one dtype of ``types``, which NumPy's ufunc handles without the two
+    conversions (two int64 scalars compared: 12 us -> 1 us)."""
 
     def run(inputs):
         a, b = inputs[0], inputs[1]
-        if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == _F32 and b.dtype == _F32
-                and (a.ndim or b.ndim) and a.size <= SMALL and b.size <= SMALL):
-            return [ufunc(a, b)]
+        if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and a.dtype in types
+                and a.size <= SMALL and b.size <= SMALL):
+            r = ufunc(a, b)
+            return [r if type(r) is np.ndarray else np.asarray(r)]  # 0-D operands give a NumPy scalar
         return [to_numpy(op(to_torch(a), to_torch(b)))]
 
     return Kernel(run, f"aten_{name}")
@@ -124,27 +127,12 @@ _NUMPY_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.float1
                                                np.int32, np.int64, np.bool_))
 
 
-def _small_compare_kernel(op: Callable, ufunc: np.ufunc, name: str) -> Kernel:
-    """ATen, except for small operands of one NumPy dtype (the loop's shape scalars), which NumPy compares
-    without the conversions (12 us -> 1 us for two int64 scalars)."""
-
-    def run(inputs):
-        a, b = inputs[0], inputs[1]
-        if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and a.dtype in _NUMPY_TYPES
-                and a.size <= SMALL and b.size <= SMALL):
-            r = ufunc(a, b)
-            return [r if type(r) is np.ndarray else np.asarray(r)]  # 0-D operands give a NumPy scalar
-        return [to_numpy(op(to_torch(a), to_torch(b)))]
-
-    return Kernel(run, f"aten_{name}")
-
-
 @cpu_kernel(*_COMPARE)
 def compare(node: Node) -> Kernel | None:
     if not _all_in(node, _TORCH_TYPES) or not _numpy_broadcast(node):
         return None
     op = _COMPARE[node.type_name]
-    return _small_compare_kernel(op, _NUMPY_COMPARE[node.type_name], op.__name__)
+    return _small_binary_kernel(op, _NUMPY_COMPARE[node.type_name], op.__name__, _NUMPY_TYPES)
 
 
 @cpu_kernel(*_LOGICAL)

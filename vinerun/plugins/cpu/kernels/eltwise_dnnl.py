@@ -21,7 +21,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Primitive, PrimitiveCache, data_address, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, PrimitiveCache, data_address, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import Eltwise
 from vinerun.plugins.cpu.kernels._native import (
     Buffer,
@@ -35,7 +35,7 @@ from vinerun.plugins.cpu.kernels._native import (
     output_layout,
 )
 from vinerun.plugins.cpu.kernels.conv_dnnl import eltwise as post_op
-from vinerun.plugins.cpu.streams import _thread_local_setters
+from vinerun.plugins.cpu.thread_governor import omp_threads
 
 #: oneDNN eltwise kinds the convolution post-ops do not use (dnnl_alg_kind_t, oneDNN 3.x)
 _SQUARE, _ABS, _SQRT, _HARDSIGMOID, _EXP, _POW = 0x23, 0x24, 0x25, 0x28, 0x2A, 0x30
@@ -84,19 +84,6 @@ def eltwise_args(node: Node) -> tuple[int, float, float] | None:
     return None if op is None else (op[1], op[2], op[3])
 
 
-def single_threaded(op: Primitive, src: int, dst: int) -> None:
-    """Run ``op`` on one OpenMP thread of the calling thread (restored after)."""
-    threads, set_threads = torch.get_num_threads(), _thread_local_setters()[0]
-    if threads == 1 or set_threads is None:
-        op(threads, src, dst)
-        return
-    set_threads(1)
-    try:
-        op(1, src, dst)
-    finally:
-        set_threads(threads)
-
-
 def dnnl_eltwise_kernel(node: Node, fallback: Kernel) -> Kernel:
     """``fallback`` with a oneDNN path (and a native form) where ``node`` is an f32/bf16 op of static shape
     that :func:`eltwise_args` maps (its other inputs constants)."""
@@ -120,18 +107,21 @@ def dnnl_eltwise_kernel(node: Node, fallback: Kernel) -> Kernel:
         return order_kept(node, x, out_layout.value)
 
     def run(inputs: list) -> list:
-        x = inputs[0]
-        usable = size > small and type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0
-        y_layout = dst(layout_of_value(x)) if usable else out_layout.value
-        op = primitives.get((layout_of_value(x), y_layout)) if usable else None
+        x = inputs[0]  # more than ``small`` elements: see the kernel below
+        op = None
+        if type(x) is np.ndarray and x.dtype == dtype and min(x.strides) >= 0:
+            x_layout = layout_of_value(x)
+            y_layout = dst(x_layout)
+            op = primitives.get((x_layout, y_layout))
         if op is None:  # NumPy keeps a channels-last input's order: only channels-last readers may get that
             res = fallback.fn(inputs)
             return res if out_layout.channels_last else [np.ascontiguousarray(res[0])]
         y = empty_of(y_layout)
         if size > SMALL:
             op(torch.get_num_threads(), data_address(x), data_address(y))
-        else:
-            single_threaded(op, data_address(x), data_address(y))
+        else:  # a small Gelu: one OpenMP thread (a fork and join costs more than the work)
+            with omp_threads(1):
+                op(1, data_address(x), data_address(y))
         return [y]
 
     def native(layouts: list[ValueLayout | None]) -> NativeStep | None:

@@ -116,7 +116,8 @@ def _torch_cell(w: np.ndarray, r: np.ndarray, b: np.ndarray, reference: Callable
 
 def _bind(lib: Library, op: LstmCellPrimitive, threads: int, rows: int, inputs: int, hidden: int) -> Callable:
     """``op`` bound on this thread to buffers of its own (x, h, c in; h', c' out), pointed at once: a call is then
-    one ctypes call, where each array address taken from Python costs ~1 us. ``run(x, h, c) -> (h', c')``."""
+    one ctypes call and five small copies (8.5 us at batch 1, 2 threads), where pointing its six buffers per call
+    through ``Primitive.__call__`` took 14.5. ``run(x, h, c) -> (h', c')``."""
     x, h, c, h_new, c_new = (np.empty((rows, n), np.float32) for n in (inputs, hidden, hidden, hidden, hidden))
     b = op.binding(threads)
     for mem, a in zip(b.memories, (x, h_new, h, c, c_new, h_new), strict=True):
