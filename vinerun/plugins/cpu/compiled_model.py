@@ -14,6 +14,7 @@ from vinerun.plugin_api.property_table import PropertyValues
 from vinerun.plugin_api.variable_state import VariableState, variable_states
 from vinerun.plugins.cpu import device_info
 from vinerun.plugins.cpu.config import COMPILED_TABLE, PLUGIN_TABLE, effective_precision
+from vinerun.plugins.cpu.depthwise_fusion import DepthwiseFusion
 from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
 from vinerun.plugins.cpu.fused_transformer_ops import attention_fusion, layer_norm_fusion
 from vinerun.plugins.cpu.plan import Plan, rewrite_patterns
@@ -26,7 +27,8 @@ from vinerun.transformations.gelu_fusion import GeluFusion
 
 
 def compile_plan(model: Model, precision: Any) -> Plan:
-    """The CPU's graph passes on ``model`` (in place: pattern rewrites, fusions, precision lowering), then its plan."""
+    """The CPU's graph passes on ``model`` (in place: pattern rewrites, fusions, precision lowering, the
+    depthwise fusion on the lowered graph), then its plan."""
     rewrite_patterns(model)
     conv_fusion()(model)
     GeluFusion()(model)
@@ -34,6 +36,7 @@ def compile_plan(model: Model, precision: Any) -> Plan:
     matmul_fusion()(model)
     layer_norm_fusion()(model)
     lower_precision(model, precision)
+    DepthwiseFusion()(model)
     return Plan(model)
 
 

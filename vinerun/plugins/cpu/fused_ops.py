@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr, Node, Output
 from vinerun.ops.convolution import Convolution as _Convolution
 from vinerun.ops.convolution import ConvolutionBase, GroupConvolution
@@ -151,3 +152,59 @@ class FusedMatMul(MatMul):
 def matmul_fusion() -> MatMulFusion:
     """The CPU plugin's MatMul fusion pass (makes :class:`FusedMatMul` nodes)."""
     return MatMulFusion(FusedMatMul.from_chain)
+
+
+class FusedConvolutionDW(Node):
+    """A 1x1 FusedConvolution and the 3x3 depthwise FusedConvolution that alone reads it, as one node: oneDNN
+    runs the depthwise one as a post-op of the 1x1 primitive, so the expanded tensor is used while in cache
+    instead of making a round trip through memory (made by :mod:`..depthwise_fusion`; static shapes only).
+
+    Inputs: the 1x1 node's, then the depthwise node's after its data input.
+
+    >>> fused = FusedConvolutionDW.from_pair(pointwise, depthwise)  # doctest: +SKIP
+    >>> fused.depthwise_input(1)  # the depthwise filters
+    """
+
+    type_name, version = "FusedConvolutionDW", "vinerun_cpu"
+    num_inputs = (3, 16)
+
+    @classmethod
+    def from_pair(cls, pointwise: FusedConvolution, depthwise: FusedConvolution) -> FusedConvolutionDW:
+        fused = cls.__new__(cls)
+        fused.__dict__.update(_pointwise=pointwise, _depthwise=depthwise)
+        Node.__init__(fused, [*pointwise.input_values(), *depthwise.input_values()[1:]],
+                      name=pointwise.friendly_name)
+        fused.rt_info.update(pointwise.rt_info)
+        return fused
+
+    @property
+    def pointwise(self) -> FusedConvolution:
+        """The 1x1 node (detached; its input indices are this node's)."""
+        return self.__dict__["_pointwise"]
+
+    @property
+    def depthwise(self) -> FusedConvolution:
+        """The depthwise node (detached; its input ``i`` > 0 is this node's :meth:`depthwise_input` ``i``)."""
+        return self.__dict__["_depthwise"]
+
+    def depthwise_input(self, i: int) -> int:
+        """This node's input index of the depthwise node's input ``i`` (``i`` > 0)."""
+        return self.pointwise.get_input_size() + i - 1
+
+    @property
+    def fused_names(self) -> list[tuple[str, str]]:
+        """(friendly name, type) of each op fused away after the 1x1 convolution, the depthwise one included."""
+        dw = self.depthwise
+        return [*self.pointwise.fused_names, (dw.friendly_name, dw.type_name), *dw.fused_names]
+
+    def infer(self) -> list:
+        pw, dw = self.pointwise, self.depthwise
+        if self.get_input_partial_shape(0) != pw.get_input_partial_shape(0):
+            raise ValidationError(f"made for input shape {pw.get_input_partial_shape(0)}, got "
+                                  f"{self.get_input_partial_shape(0)} (reshape the model before fusing)")
+        return [(dw.get_output_element_type(0), dw.get_output_partial_shape(0))]
+
+    def evaluate(self, inputs: list) -> list:
+        split = self.pointwise.get_input_size()
+        y = self.pointwise.evaluate(inputs[:split])[0]
+        return self.depthwise.evaluate([y, *inputs[split:]])

@@ -30,6 +30,8 @@ _TAG_ANY, _CPU, _FWD_INFERENCE, _CONV_DIRECT, _IN_ORDER = 1, 1, 96, 1, 1
 _Q_WEIGHTS_MD, _Q_SCRATCHPAD_MD, _Q_IMPL_INFO, _SCRATCHPAD_USER = 131, 136, 8, 1
 ARG_SRC, ARG_SRC_1, ARG_DST, ARG_WEIGHTS, ARG_BIAS, ARG_SCRATCHPAD = 1, 2, 17, 33, 41, 80
 ARG_POST_OP_BASE = 32768  # DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE (oneDNN 3.x)
+ARG_POST_OP_DW = 16384  # DNNL_ARG_ATTR_POST_OP_DW: or-ed with ARG_WEIGHTS / ARG_BIAS
+_Q_EXEC_ARG_MD = 255
 _ALLOCATE = ctypes.c_void_p(-1 & 0xFFFFFFFFFFFFFFFF)
 #: eltwise algorithm kinds (dnnl_alg_kind_t)
 ELTWISE = {"relu": 0x20, "tanh": 0x21, "elu": 0x22, "soft_relu": 0x27, "logistic": 0x29, "gelu_tanh": 0x2B,
@@ -47,6 +49,23 @@ except ImportError:  # built without a C compiler
 
 class _ExecArg(ctypes.Structure):
     _fields_ = [("arg", ctypes.c_int), ("memory", ctypes.c_void_p)]
+
+
+@dataclass(frozen=True)
+class DepthwisePostOp:
+    """A 3x3 depthwise convolution run inside a 1x1 convolution's primitive (oneDNN's ``dw`` post-op): the 1x1
+    output is consumed tile by tile while in cache instead of making a round trip through memory.
+
+    ``weights``: f32 [C, 1, 1, 3, 3]; ``bias``: f32 [C]; ``stride`` 1 or 2; ``padding``: top and left (oneDNN
+    derives the bottom and right ones from an output of ceil(input / stride)); ``post_ops``: eltwise entries
+    applied to its output.
+    """
+
+    weights: np.ndarray
+    bias: np.ndarray
+    stride: int
+    padding: int
+    post_ops: tuple[tuple, ...] = ()
 
 
 @dataclass
@@ -209,6 +228,9 @@ class Primitive:
                 lib.check(lib.lib.dnnl_post_ops_append_sum(po, ctypes.c_float(1.0), 0, 0), "append_sum")
             elif op[0] == "binary":
                 lib.check(lib.lib.dnnl_post_ops_append_binary(po, op[1], op[2]), "append_binary")
+            elif op[0] == "depthwise":  # (kind, weights type, bias type, destination type, kernel, stride, pad)
+                lib.check(lib.lib.dnnl_post_ops_append_dw(po, *op[1:4], *(ctypes.c_int64(v) for v in op[4:])),
+                          "append_dw")
             else:
                 lib.check(lib.lib.dnnl_post_ops_append_eltwise(po, op[1], ctypes.c_float(op[2]),
                                                                ctypes.c_float(op[3])), "append_eltwise")
@@ -237,6 +259,15 @@ class Primitive:
                 if inst is None:
                     inst = self._instances[key] = self._create(key)
         return inst
+
+    def planned_impl(self, key: Any) -> str:
+        """The implementation oneDNN would pick for ``key``, from its descriptor alone (no primitive made, no
+        weights packed)."""
+        lib = self.lib
+        pd = self._own("primitive_desc", self._descriptor(key, self._attr()))
+        impl = ctypes.c_char_p()
+        lib.lib.dnnl_primitive_desc_query(pd, _Q_IMPL_INFO, 0, ctypes.byref(impl))
+        return (impl.value or b"").decode()
 
     def impl_name(self, key: Any) -> str:
         """oneDNN's implementation for ``key``, e.g. ``brgconv_1x1:avx512_core_bf16`` (made now if new)."""
@@ -333,13 +364,17 @@ class Conv2d(Primitive):
     NCHW, the key's second item) with an f32 bias and post-ops, per thread count.
 
     ``dtype`` (:data:`F32` or :data:`BF16`) is that of the source, filters and destination. Keys are
-    ``(threads, channels_last_source)``; a call passes ``(src, dst)`` addresses.
+    ``(threads, channels_last_source)``; a call passes ``(src, dst)`` addresses. With ``depthwise`` (a 1x1
+    convolution only) the destination is the depthwise convolution's output, ``out_shape``.
     """
 
     def __init__(self, lib: Library, w: np.ndarray, bias: np.ndarray | None, groups: int,
                  in_shape: tuple[int, ...], out_shape: tuple[int, ...], strides: list[int],
                  dilations: list[int], pads_begin: list[int], pads_end: list[int], post_ops: list[tuple],
-                 dtype: int = F32, plain_dst: bool = False):
+                 dtype: int = F32, plain_dst: bool = False, depthwise: DepthwisePostOp | None = None):
+        if depthwise is not None:
+            post_ops = [*post_ops, ("depthwise", dtype, F32, dtype, 3, depthwise.stride, depthwise.padding),
+                        *depthwise.post_ops]
         super().__init__(lib, post_ops)
         self.dtype = dtype
         n, c, h, wd = in_shape
@@ -348,6 +383,10 @@ class Conv2d(Primitive):
                         False: self.md(in_shape, (c * h * wd, h * wd, wd, 1), dtype)}
         dst_strides = (o * oh * ow, oh * ow, ow, 1) if plain_dst else (oh * ow * o, 1, ow * o, o)
         self.dst_md = self.md(out_shape, dst_strides, dtype)
+        self.dw = depthwise
+        # the convolution's own output: with a depthwise post-op, the 1x1 output (same size as its input)
+        self.conv_dst_md = self.dst_md if depthwise is None else self.md((n, o, h, wd), (h * wd * o, 1, wd * o, o),
+                                                                         dtype)
         k = w.shape[2:]
         self.wdims = (o, c, *k) if groups == 1 else (groups, o // groups, c // groups, *k)
         self.depthwise = groups > 1 and groups == c == o
@@ -383,7 +422,8 @@ class Conv2d(Primitive):
         pd = ctypes.c_void_p()
         lib.check(lib.lib.dnnl_convolution_forward_primitive_desc_create(
             ctypes.byref(pd), lib.engine, _FWD_INFERENCE, _CONV_DIRECT, self.src_mds[key[1]], w_any, b_md,
-            self.dst_md, Dims(*strides), Dims(*dil), Dims(*pl), Dims(*pr), attr), "convolution_primitive_desc_create")
+            self.conv_dst_md, Dims(*strides), Dims(*dil), Dims(*pl), Dims(*pr), attr),
+            "convolution_primitive_desc_create")
         return pd
 
     def _runtime(self, key: tuple[int, bool]) -> list[tuple[int, ctypes.c_void_p]]:
@@ -395,6 +435,12 @@ class Conv2d(Primitive):
         if self.bias is not None:
             b_md = self.md((self.bias.shape[0],), (1,))
             out.append((ARG_BIAS, self._own("memory", lib.memory(b_md, self.bias.ctypes.data))))
+        if self.dw is not None:
+            query = lib.lib.dnnl_primitive_desc_query_md
+            w_md = ctypes.c_void_p(query(pd, _Q_EXEC_ARG_MD, ARG_POST_OP_DW | ARG_WEIGHTS))
+            b_md = ctypes.c_void_p(query(pd, _Q_EXEC_ARG_MD, ARG_POST_OP_DW | ARG_BIAS))
+            out.append((ARG_POST_OP_DW | ARG_WEIGHTS, self.reordered(self.dw.weights, w_md)))
+            out.append((ARG_POST_OP_DW | ARG_BIAS, self._own("memory", lib.memory(b_md, self.dw.bias.ctypes.data))))
         return out
 
     def takes_nchw(self, threads: int) -> bool:

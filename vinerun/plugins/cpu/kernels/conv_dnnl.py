@@ -16,7 +16,15 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, Conv2d, data_address, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import (
+    DATA_TYPES,
+    ELTWISE,
+    Conv2d,
+    DepthwisePostOp,
+    data_address,
+    library,
+    optimized_impl,
+)
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._native import (
     Buffer,
@@ -74,9 +82,11 @@ def conv_bias(node: Any, parts: Any, out_c: int) -> np.ndarray | None:
 
 
 def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: list[int], pads: list[int],
-                     strides: list[int], dilations: list[int]) -> Kernel | None:
+                     strides: list[int], dilations: list[int], depthwise: DepthwisePostOp | None = None
+                     ) -> Kernel | None:
     """The direct-oneDNN kernel for a 2-D f32 or bf16 (Fused)Convolution (the data type of input 0), or None
-    (no binding, an unmapped post-op)."""
+    (no binding, an unmapped post-op). ``depthwise``: a depthwise convolution fused after it (the node's output
+    is then that convolution's)."""
     lib = library()
     out = node.get_output_partial_shape(0)
     dt = node.get_input_element_type(0).to_dtype()
@@ -88,7 +98,7 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
     bias = conv_bias(node, parts, w.shape[0])
     out_shape = tuple(int(d) for d in out.to_shape())
     conv = Conv2d(lib, w, bias, groups, tuple(size), out_shape, strides, dilations, pads, pads, post_ops,
-                  DATA_TYPES[dt.name])
+                  DATA_TYPES[dt.name], depthwise=depthwise)
     current = torch.get_num_threads()
     if dt.name == "float32":
         impl: str | None = conv.impl_name((current, True))  # made now: errors show at compile time
@@ -137,7 +147,8 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
         y = y.transpose(0, 3, 1, 2)
         return [y if keep_cl else np.ascontiguousarray(y)]
 
-    kernel = Kernel(run, "onednn_conv2d" if s_index is None else "onednn_conv2d_sum")
+    exec_type = "onednn_conv2d" + ("_sum" if s_index is not None else "_dw" if depthwise is not None else "")
+    kernel = Kernel(run, exec_type)
     if keep_cl:
         kernel.native = _native_form(conv, tuple(size), out_shape, dt, nchw_ok, s_index)
     if s_index is not None:  # the plan may let the sum accumulate into the residual (see Plan._plan_in_place)
