@@ -270,6 +270,32 @@ def test_onnx_dynamic_batch_shape_chain_and_flatten():
     assert str(compiled.outputs[0].partial_shape) == "[?,?]"
 
 
+@pytest.mark.parametrize("axis", [1, 2, -1])
+def test_onnx_flatten_of_a_static_batch_follows_model_reshape(axis, tmp_path):
+    """A classifier head exported at batch 1 (Flatten of a static [1, 8, 2, 2]) reshaped to batch 3: the Flatten
+    keeps the batch generic, as in OpenVINO's frontend (a folded [1, -1] made the MatMul after it refuse)."""
+    import onnx
+
+    import vinerun as ov
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 2, 2])
+    width = {1: 32, 2: 4, -1: 2}[axis]
+    w = helper.make_tensor("w", TensorProto.FLOAT, [width, 5], np.linspace(-1, 1, width * 5).tolist())
+    nodes = [helper.make_node("Flatten", ["x"], ["f"], axis=axis), helper.make_node("MatMul", ["f", "w"], ["y"])]
+    graph = helper.make_graph(nodes, "head", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    path = tmp_path / "head.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    core = ov.Core()
+    model = core.read_model(path)
+    model.reshape({"x": [3, 8, 2, 2]})
+    data = np.random.default_rng(0).standard_normal((3, 8, 2, 2)).astype(np.float32)
+    compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    got = compiled.create_infer_request().infer({0: data})[0]
+    lead = {1: 3, 2: 24, -1: 48}[axis]
+    want = data.reshape(lead, -1) @ np.linspace(-1, 1, width * 5, dtype=np.float32).reshape(width, 5)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_onnx_pad_with_runtime_pads_axes_and_wrap():
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
     pads = helper.make_tensor_value_info("pads", TensorProto.INT64, [2])

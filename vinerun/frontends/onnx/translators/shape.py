@@ -58,21 +58,20 @@ def reshape(ctx: NodeContext) -> Output:
 
 @onnx_op("Flatten")
 def flatten(ctx: NodeContext) -> Output:
+    """Reshape to 2-D. The target shape stays generic in the batch (``[0, -1]`` with special zero for axis 1, a
+    ShapeOf expression for other axes) so that ``Model.reshape`` to another batch still works, as in
+    OpenVINO's frontend; compiling folds the expression once shapes are static."""
     x = ctx.input(0)
-    ps = x.partial_shape
     axis = ctx.attr("axis", 1)
-    if ps.rank.is_static():
-        r = len(ps)
-        axis = axis + r if axis < 0 else axis
-        lead = list(ps)[:axis]
-        if all(d.is_static() for d in lead):
-            first = int(np.prod([d.get_length() for d in lead]))
-            return fold1(Reshape(x, i64([first, -1]), special_zero=False))
+    if axis < 0:
+        if x.partial_shape.rank.is_dynamic():
+            raise ctx.unsupported("a negative axis needs an input of known rank")
+        axis += len(x.partial_shape)
     if axis == 0:
         return fold1(Reshape(x, i64([1, -1]), special_zero=False))
-    if axis < 0:
-        raise ctx.unsupported("a negative axis needs an input of known rank")
-    lead_dims = Slice(shape_of(x), i64([0]), i64([axis]), i64([1])).output(0)
+    if axis == 1:
+        return fold1(Reshape(x, i64([0, -1]), special_zero=True))
+    lead_dims = Slice(ShapeOf(x), i64([0]), i64([axis]), i64([1])).output(0)
     first = ReduceProd(lead_dims, i64([0]), keep_dims=True).output(0)
     return Reshape(x, Concat([first, i64([-1])], axis=0), special_zero=False).output(0)
 
