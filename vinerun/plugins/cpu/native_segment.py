@@ -27,7 +27,6 @@ import torch
 
 from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, DnnlError, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
-from vinerun.plugins.cpu.kernels._hugepages import huge_page_buffer
 from vinerun.plugins.cpu.kernels._native import NativeStep, ValueLayout, element_layout, layout_of_value, memory_order
 from vinerun.plugins.cpu.kernels._torch import strided_view
 
@@ -199,8 +198,8 @@ class _Instance:
         lib = library()
         if lib is None:  # segments are planned only with the binding
             raise DnnlError("native segment without the oneDNN binding")
-        self._arena = huge_page_buffer(seg._arena_bytes)  # at a 2 MB boundary
-        base = self._arena.ctypes.data
+        self._arena = np.empty(seg._arena_bytes + ALIGN, np.uint8)
+        base = -self._arena.ctypes.data % ALIGN + self._arena.ctypes.data
         set_handle = lib.lib.dnnl_memory_set_data_handle
         steps, handles, self._keep = [], [], []
         for st, native in zip(seg.steps, seg.natives, strict=True):

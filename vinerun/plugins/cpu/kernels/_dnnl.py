@@ -23,8 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from vinerun.plugins.cpu.kernels._hugepages import weights_buffer
-
 F32, BF16 = 3, 2  # dnnl_data_type_t
 #: the oneDNN data type of a NumPy dtype name
 DATA_TYPES = {"float32": F32, "bfloat16": BF16}
@@ -93,7 +91,6 @@ class Library:
             getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         lib.dnnl_primitive_execute.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
         lib.dnnl_primitive_desc_query_md.restype = ctypes.c_void_p
-        lib.dnnl_memory_desc_get_size.restype = ctypes.c_size_t
         lib.dnnl_primitive_desc_query_md.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
         self.engine = ctypes.c_void_p()
         self.check(lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU, 0), "engine_create")
@@ -195,7 +192,6 @@ class Primitive:
         # (thread id, key) -> the bound call (see :meth:`bound`)
         self._calls: dict[tuple[int, Any], Callable[..., None]] = {}
         self._packed: list[tuple[ctypes.c_void_p, ctypes.c_void_p]] = []  # (layout, reordered weights)
-        self._buffers: list[np.ndarray] = []  # the memory of the reordered constants
 
     def _own(self, kind: str, handle: ctypes.c_void_p) -> ctypes.c_void_p:
         self._owned.append((kind, handle))
@@ -343,9 +339,7 @@ class Primitive:
         plain = np.ascontiguousarray(plain, np.float32)
         src_md = self.md(plain.shape, tuple(s // plain.itemsize for s in plain.strides))
         src = self._own("memory", lib.memory(src_md, plain.ctypes.data))
-        buffer = weights_buffer(lib.lib.dnnl_memory_desc_get_size(md))  # on huge pages: fewer TLB misses
-        self._buffers.append(buffer)
-        dst = self._own("memory", lib.memory(md, buffer.ctypes.data))
+        dst = self._own("memory", lib.memory(md))
         rpd, rprim = ctypes.c_void_p(), ctypes.c_void_p()
         # made and run at one thread (oneDNN sizes a reorder when it is made): a thread's first parallel region
         # gives it a GNU OpenMP team, and once the process holds more team threads than cores every team stops
