@@ -246,10 +246,8 @@ class Primitive:
         prim = ctypes.c_void_p()
         lib.check(lib.lib.dnnl_primitive_create(ctypes.byref(prim), pd), "primitive_create")
         self._own("primitive", prim)
-        impl = ctypes.c_char_p()
-        lib.lib.dnnl_primitive_desc_query(pd, _Q_IMPL_INFO, 0, ctypes.byref(impl))
         scratch_md = ctypes.c_void_p(lib.lib.dnnl_primitive_desc_query_md(pd, _Q_SCRATCHPAD_MD, 0))
-        return prim, self._constants(pd), (impl.value or b"").decode(), scratch_md
+        return prim, self._constants(pd), _impl_of(lib, pd), scratch_md
 
     def instance(self, key: Any) -> tuple[Any, ...]:
         inst = self._instances.get(key)
@@ -263,11 +261,7 @@ class Primitive:
     def planned_impl(self, key: Any) -> str:
         """The implementation oneDNN would pick for ``key``, from its descriptor alone (no primitive made, no
         weights packed)."""
-        lib = self.lib
-        pd = self._own("primitive_desc", self._descriptor(key, self._attr()))
-        impl = ctypes.c_char_p()
-        lib.lib.dnnl_primitive_desc_query(pd, _Q_IMPL_INFO, 0, ctypes.byref(impl))
-        return (impl.value or b"").decode()
+        return _impl_of(self.lib, self._own("primitive_desc", self._descriptor(key, self._attr())))
 
     def impl_name(self, key: Any) -> str:
         """oneDNN's implementation for ``key``, e.g. ``brgconv_1x1:avx512_core_bf16`` (made now if new)."""
@@ -383,7 +377,7 @@ class Conv2d(Primitive):
                         False: self.md(in_shape, (c * h * wd, h * wd, wd, 1), dtype)}
         dst_strides = (o * oh * ow, oh * ow, ow, 1) if plain_dst else (oh * ow * o, 1, ow * o, o)
         self.dst_md = self.md(out_shape, dst_strides, dtype)
-        self.dw = depthwise
+        self.dw_post_op = depthwise
         # the convolution's own output: with a depthwise post-op, the 1x1 output (same size as its input)
         self.conv_dst_md = self.dst_md if depthwise is None else self.md((n, o, h, wd), (h * wd * o, 1, wd * o, o),
                                                                          dtype)
@@ -407,9 +401,7 @@ class Conv2d(Primitive):
         """Step ``pd`` through oneDNN's implementations to the first named ``prefix*``; False if none is."""
         lib = self.lib
         while True:
-            impl = ctypes.c_char_p()
-            lib.lib.dnnl_primitive_desc_query(pd, _Q_IMPL_INFO, 0, ctypes.byref(impl))
-            if (impl.value or b"").decode().startswith(prefix):
+            if _impl_of(lib, pd).startswith(prefix):
                 return True
             if lib.lib.dnnl_primitive_desc_next_impl(pd) != 0:
                 return False
@@ -435,12 +427,13 @@ class Conv2d(Primitive):
         if self.bias is not None:
             b_md = self.md((self.bias.shape[0],), (1,))
             out.append((ARG_BIAS, self._own("memory", lib.memory(b_md, self.bias.ctypes.data))))
-        if self.dw is not None:
+        dw = self.dw_post_op
+        if dw is not None:
             query = lib.lib.dnnl_primitive_desc_query_md
             w_md = ctypes.c_void_p(query(pd, _Q_EXEC_ARG_MD, ARG_POST_OP_DW | ARG_WEIGHTS))
             b_md = ctypes.c_void_p(query(pd, _Q_EXEC_ARG_MD, ARG_POST_OP_DW | ARG_BIAS))
-            out.append((ARG_POST_OP_DW | ARG_WEIGHTS, self.reordered(self.dw.weights, w_md)))
-            out.append((ARG_POST_OP_DW | ARG_BIAS, self._own("memory", lib.memory(b_md, self.dw.bias.ctypes.data))))
+            out.append((ARG_POST_OP_DW | ARG_WEIGHTS, self.reordered(dw.weights, w_md)))
+            out.append((ARG_POST_OP_DW | ARG_BIAS, self._own("memory", lib.memory(b_md, dw.bias.ctypes.data))))
         return out
 
     def takes_nchw(self, threads: int) -> bool:
@@ -472,6 +465,13 @@ class PrimitiveCache:
                 op = self._make(key)
                 self._made[key] = op if op is not None and optimized_impl(op, torch.get_num_threads()) else None
             return self._made.get(key)
+
+
+def _impl_of(lib: Library, pd: ctypes.c_void_p) -> str:
+    """The name of the implementation a primitive descriptor stands at, e.g. ``brgconv_1x1:avx512_core``."""
+    impl = ctypes.c_char_p()
+    lib.lib.dnnl_primitive_desc_query(pd, _Q_IMPL_INFO, 0, ctypes.byref(impl))
+    return (impl.value or b"").decode()
 
 
 def optimized_impl(primitive: Primitive, key: Any) -> str | None:

@@ -17,11 +17,12 @@ import numpy as np
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Conv2d, DepthwisePostOp, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Conv2d, DepthwisePostOp, DnnlError, library
 from vinerun.plugins.cpu.kernels.conv_dnnl import conv_bias, conv_post_ops, dnnl_conv_kernel
 from vinerun.plugins.cpu.kernels.fused_conv import _Parts
 
-Constant = Callable[[int], "np.ndarray | None"]
+#: reads a node's input ``i`` as a constant (None when it is not one)
+ConstantInput = Callable[[int], "np.ndarray | None"]
 
 
 def _static_4d(node: Node) -> tuple[list[int], list[int]] | None:
@@ -32,12 +33,13 @@ def _static_4d(node: Node) -> tuple[list[int], list[int]] | None:
     return [int(d) for d in x.to_shape()], [int(d) for d in y.to_shape()]
 
 
-def pointwise_filters(pw: Node, const: Constant) -> np.ndarray | None:
+def pointwise_filters(pw: Node, const: ConstantInput) -> np.ndarray | None:
     """The [O, C, 1, 1] filters of ``pw`` when it is a 1x1 FusedConvolution oneDNN can run with a depthwise
     post-op (stride 1, no pads, no residual sum, activations oneDNN has), else None."""
-    if getattr(pw, "conv_type", None) != "Convolution" or _static_4d(pw) is None:
+    shapes = _static_4d(pw)
+    if getattr(pw, "conv_type", None) != "Convolution" or shapes is None:
         return None
-    size, _ = _static_4d(pw)  # type: ignore[misc]
+    size = shapes[0]
     w = const(1)
     if w is None or w.shape != (w.shape[0], size[1], 1, 1):
         return None
@@ -51,13 +53,14 @@ def pointwise_filters(pw: Node, const: Constant) -> np.ndarray | None:
     return w
 
 
-def depthwise_post_op(dw: Node, const: Constant) -> DepthwisePostOp | None:
+def depthwise_post_op(dw: Node, const: ConstantInput) -> DepthwisePostOp | None:
     """``dw`` as oneDNN's depthwise post-op, or None where it does not fit: constant [C, 1, 1, 3, 3] filters,
     stride 1 or 2 on both axes, no dilation, one row and column of padding before, an output of
     ceil(input / stride) (the size oneDNN derives), a constant bias, no residual sum, activations oneDNN has."""
-    if getattr(dw, "conv_type", None) != "GroupConvolution" or _static_4d(dw) is None:
+    shapes = _static_4d(dw)
+    if getattr(dw, "conv_type", None) != "GroupConvolution" or shapes is None:
         return None
-    size, out = _static_4d(dw)  # type: ignore[misc]
+    size, out = shapes
     c = size[1]
     w = const(1)
     if w is None or w.shape != (c, 1, 1, 3, 3) or out[1] != c:
@@ -94,14 +97,14 @@ def fuses(pw: Node, dw: Node, threads: int) -> bool:
     dw_op = depthwise_post_op(dw, dw.const_input)
     if w is None or dw_op is None:
         return False
-    size, _ = _static_4d(pw)  # type: ignore[misc]
-    _, out = _static_4d(dw)  # type: ignore[misc]
+    size = [int(d) for d in pw.get_input_partial_shape(0).to_shape()]  # static: both checks passed
+    out = [int(d) for d in dw.get_output_partial_shape(0).to_shape()]
     parts = _Parts(pw)
     conv = Conv2d(lib, w, conv_bias(pw, parts, w.shape[0]), 1, tuple(size), tuple(out), [1, 1], [1, 1], [0, 0],
                   [0, 0], conv_post_ops(parts) or [], DATA_TYPES[dt.name], depthwise=dw_op)
     try:
         return not conv.planned_impl((threads, True)).startswith("ref")
-    except Exception:  # noqa: BLE001 - any oneDNN refusal means: leave the pair apart
+    except DnnlError:  # oneDNN refuses the combination: leave the pair apart
         return False
 
 
