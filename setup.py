@@ -1,7 +1,15 @@
-"""The one compiled piece: the CPU plugin's native step loop (optional: without a C compiler vinerun installs
-and runs the same segments from Python)."""
+"""The compiled pieces (optional: without a C compiler vinerun installs and runs without them): the CPU plugin's
+native step loop, and its own C kernels (Winograd convolution, matrix-vector product), built with OpenMP."""
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("vinerun.plugins.cpu._steploop", ["vinerun/plugins/cpu/_steploop.c"],
-                             extra_compile_args=["-O2"], optional=True)])
+KERNELS = "vinerun/plugins/cpu/kernels/csrc"
+
+setup(ext_modules=[
+    Extension("vinerun.plugins.cpu._steploop", ["vinerun/plugins/cpu/_steploop.c"], extra_compile_args=["-O2"],
+              optional=True),
+    Extension("vinerun.plugins.cpu.kernels._ckernels",
+              [f"{KERNELS}/{name}.c" for name in ("ckernels", "scratch", "winograd", "gemv")],
+              depends=[f"{KERNELS}/ckernels.h"], extra_compile_args=["-O3", "-fopenmp", "-Wno-psabi"],
+              extra_link_args=["-fopenmp"], optional=True),
+])

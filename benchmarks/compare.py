@@ -15,6 +15,11 @@ For each model (``model_zoo.MODELS``) and each contender (``contenders.available
 - agreement: max |output - openvino f32 output| on the same feed (one call from the initial state);
   onnxruntime's output where openvino cannot run the model (marked "vs ort").
 
+Every timed turn starts after ``--settle`` seconds of quiet (0.2 s): a runtime's idle worker threads keep
+spinning for a while after its turn (onnxruntime's intra-op pool, 50-100 ms measured), and the next contender
+would pay for it (measured: MobileNetV2 THROUGHPUT right after onnxruntime's latency turn 270 FPS, 284 after a
+0.1-0.2 s pause).
+
 Stateful models (silero-vad) feed their state output back into the next call in the latency loop;
 in the FPS loop every request runs the initial state (independent streams).
 
@@ -118,7 +123,7 @@ def max_abs_diff(outputs: list[np.ndarray], reference: list[np.ndarray]) -> floa
 
 
 def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], seconds: float, rounds: int,
-                  compile_reps: int, memory: bool = True) -> list[Row]:
+                  compile_reps: int, memory: bool = True, settle: float = 0.0) -> list[Row]:
     """Every figure of every contender on one model; the timed turns are interleaved (A B C A B C ...)."""
     feed = spec.inputs()
     rows = {c.name: Row(spec.name, c.name) for c in contenders}
@@ -146,10 +151,12 @@ def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], secon
     lat: dict[str, list[float]] = {name: [] for name in sync}
     for r in range(rounds):
         for name in tput:
+            time.sleep(settle)
             turn = latency_turn(sync[name], feed, spec.feedback, seconds)
             lat[name] += turn
             rows[name].latency_turns_ms.append(1e3 * statistics.median(turn))
         for name, run in tput.items():
+            time.sleep(settle)
             t0 = time.perf_counter()
             frames = run(seconds)
             rows[name].fps_turns.append(frames / (time.perf_counter() - t0))
@@ -274,6 +281,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seconds", type=float, default=0.5, help="seconds per contender per turn")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds (medians are over them)")
     p.add_argument("--compile-reps", type=int, default=3)
+    p.add_argument("--settle", type=float, default=0.2,
+                   help="seconds of quiet before each timed turn (the last contender's spinning threads go idle)")
     p.add_argument("--runtimes", nargs="+", default=["vinerun", "openvino", "onnxruntime"])
     p.add_argument("--no-memory", action="store_true", help="skip the per-contender memory child processes")
     p.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "vinerun-bench"),
@@ -283,7 +292,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--memory-child", nargs=3, metavar=("CONTENDER", "INPUTS_NPZ", "PATH"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.quick:
-        args.seconds, args.rounds, args.compile_reps, args.no_memory = 0.1, 1, 1, True
+        args.seconds, args.rounds, args.compile_reps, args.no_memory, args.settle = 0.1, 1, 1, True, 0.0
     return args
 
 
@@ -303,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{name}: building/finding the model file")
         path = spec.build(args.folder)
         chosen = [c for c in contenders if spec.bf16 or c.precision == "f32"]
-        rows += measure_model(spec, path, chosen, args.seconds, args.rounds, args.compile_reps, not args.no_memory)
+        rows += measure_model(spec, path, chosen, args.seconds, args.rounds, args.compile_reps, not args.no_memory,
+                              args.settle)
     info["loadavg_after"] = machine()["loadavg"]
     print(f"\nvinerun from {info['vinerun_from']}")
     print(f"{info['date']}, {info['cores']} cores, load average {info['loadavg']} before, "

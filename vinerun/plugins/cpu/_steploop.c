@@ -3,7 +3,8 @@
  * One call points the oneDNN memory objects of the segment's per-run buffers (its inputs and the outputs it
  * hands back) at their addresses, then executes the segment's primitives in order, with the GIL released:
  * no Python between two primitives. The oneDNN functions come in as addresses (from the ctypes binding), so
- * this file needs no oneDNN headers and no link to libdnnl.
+ * this file needs no oneDNN headers and no link to libdnnl. A step may bring its own execute function (a C
+ * kernel of the plugin's, with oneDNN's signature); the others run through dnnl_primitive_execute.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -13,7 +14,8 @@ typedef struct { int arg; void *memory; } exec_arg;                     /* dnnl_
 typedef int (*execute_fn)(void *primitive, void *stream, int nargs, const exec_arg *args);
 typedef int (*set_handle_fn)(void *memory, void *handle);
 
-typedef struct { void *primitive; int64_t nargs; const exec_arg *args; } step; /* as native_segment._StepEntry */
+/* as native_segment._StepEntry; execute NULL: dnnl_primitive_execute */
+typedef struct { execute_fn execute; void *primitive; int64_t nargs; const exec_arg *args; } step;
 typedef struct { void *memory; int64_t buffer; int64_t offset; } handle; /* as native_segment._HandleEntry */
 
 /* An address: an int as it is, else the start of the object's buffer (a NumPy array's data pointer; ~0.1 us
@@ -89,7 +91,8 @@ static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         }
     }
     for (Py_ssize_t i = 0; failed == -1 && i < n_steps; i++) {
-        if (execute(steps[i].primitive, stream, (int)steps[i].nargs, steps[i].args) != 0) failed = (long)i;
+        execute_fn fn = steps[i].execute ? steps[i].execute : execute;
+        if (fn(steps[i].primitive, stream, (int)steps[i].nargs, steps[i].args) != 0) failed = (long)i;
     }
     Py_END_ALLOW_THREADS
     if (address != stack) PyMem_Free(address);

@@ -22,13 +22,15 @@ from vinerun.plugins.cpu.precision import lower_precision
 from vinerun.plugins.cpu.specialize import Shapes, SpecializedPlans
 from vinerun.plugins.cpu.streams import SharedStreams, StreamsConfig, resolve_streams, stream_executor
 from vinerun.plugins.cpu.thread_governor import ThreadGovernor
+from vinerun.plugins.cpu.winograd_selection import WinogradSelection
+from vinerun.properties import hint
 from vinerun.transformations import common_cleanup
 from vinerun.transformations.gelu_fusion import GeluFusion
 
 
-def compile_plan(model: Model, precision: Any) -> Plan:
+def compile_plan(model: Model, precision: Any, winograd: bool = True) -> Plan:
     """The CPU's graph passes on ``model`` (in place: pattern rewrites, fusions, precision lowering, the
-    depthwise fusion on the lowered graph), then its plan."""
+    depthwise fusion and, with ``winograd``, the Winograd selection on the lowered graph), then its plan."""
     rewrite_patterns(model)
     conv_fusion()(model)
     GeluFusion()(model)
@@ -37,7 +39,14 @@ def compile_plan(model: Model, precision: Any) -> Plan:
     layer_norm_fusion()(model)
     lower_precision(model, precision)
     DepthwiseFusion()(model)
+    if winograd:
+        WinogradSelection()(model)
     return Plan(model)
+
+
+def _winograd_allowed(values: PropertyValues) -> bool:
+    """Winograd convolutions round differently from direct ones: not under ``EXECUTION_MODE_HINT=ACCURACY``."""
+    return values.get("EXECUTION_MODE_HINT") != hint.ExecutionMode.ACCURACY
 
 
 def _dynamic_inputs(model: Model) -> bool:
@@ -70,7 +79,7 @@ class CPUCompiledModel(ICompiledModel):
         common_cleanup()(self.model)  # constant folding + dead code, in place on the clone
         self._unfused = self.model  # what export_graph returns: IR-writable, no internal ops
         self.model = self.model.clone()
-        self.plan = compile_plan(self.model, effective_precision(config))
+        self.plan = compile_plan(self.model, effective_precision(config), _winograd_allowed(config))
         #: plans for the input shapes calls bring, where the model's inputs are dynamic (see specialize)
         self.specialized: SpecializedPlans | None = None
         if _dynamic_inputs(self._unfused) and config.get("CPU_RUNTIME_CACHE_CAPACITY") > 0:
@@ -82,7 +91,7 @@ class CPUCompiledModel(ICompiledModel):
         model.reshape({i: list(shape) for i, shape in enumerate(shapes)})
         common_cleanup()(model)  # the shape arithmetic is constant now: fold it, then infer the static shapes
         model.validate_nodes_and_infer_types()
-        return compile_plan(model, effective_precision(self.values))
+        return compile_plan(model, effective_precision(self.values), _winograd_allowed(self.values))
 
     def plan_for(self, inputs: list[Any]) -> Plan:
         """The plan a call with ``inputs`` runs: one specialized to their shapes once compiled, else the plan."""

@@ -33,7 +33,8 @@ class FusedConvolution(ConvolutionBase):
     """(Group)Convolution with fused bias, activation and residual-sum post-ops.
 
     Inputs: data, filters, then the post-ops' operands in order (bias, residual, Swish beta).
-    ``post_ops`` names them, e.g. ``"bias,relu"`` or ``"bias,sum,relu"``.
+    ``post_ops`` names them, e.g. ``"bias,relu"`` or ``"bias,sum,relu"``. ``algorithm``: ``"direct"``, or
+    ``"winograd"`` where :class:`~.winograd_selection.WinogradSelection` chose that.
 
     >>> fused = FusedConvolution.from_chain(match_chain(conv))  # doctest: +SKIP
     >>> fused.post_ops
@@ -44,6 +45,7 @@ class FusedConvolution(ConvolutionBase):
     num_inputs = (2, 8)
     conv_type = Attr("str", "Convolution")
     post_ops = Attr("str", "")
+    algorithm = Attr("str", "direct")
 
     def groups_of_filters(self) -> tuple[Any, Any]:
         cls = GroupConvolution if self.conv_type == "GroupConvolution" else _Convolution

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, DnnlError, data_address, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, EXECUTE, DnnlError, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
 from vinerun.plugins.cpu.kernels._native import NativeStep, ValueLayout, element_layout, layout_of_value, memory_order
 from vinerun.plugins.cpu.kernels._torch import strided_view
@@ -39,7 +39,8 @@ ALIGN = 64  # bytes: oneDNN's preferred alignment
 
 
 class _StepEntry(ctypes.Structure):
-    _fields_ = [("primitive", ctypes.c_void_p), ("nargs", ctypes.c_int64), ("args", ctypes.c_void_p)]
+    _fields_ = [("execute", ctypes.c_void_p), ("primitive", ctypes.c_void_p), ("nargs", ctypes.c_int64),
+                ("args", ctypes.c_void_p)]
 
 
 class _HandleEntry(ctypes.Structure):
@@ -215,8 +216,8 @@ class _Instance:
                     lib.check(set_handle(mem, base + g.offset + offset), "memory_set_data_handle")
                 else:
                     handles.append((mem.value, g.runtime, offset))
-            steps.append((b.primitive.value, len(b.args), ctypes.addressof(b.args), st))
-        self._steps = (_StepEntry * len(steps))(*[_StepEntry(p, n, a) for p, n, a, _ in steps])
+            steps.append((b.execute, b.primitive.value, len(b.args), ctypes.addressof(b.args), st))
+        self._steps = (_StepEntry * len(steps))(*[_StepEntry(*entry[:4]) for entry in steps])
         self._handles = (_HandleEntry * len(handles))(*[_HandleEntry(*h) for h in handles])
         self._stream = lib.stream().value
         fns = lib.lib
@@ -225,10 +226,10 @@ class _Instance:
         self._args = (address(fns.dnnl_primitive_execute, ctypes.c_void_p).value,
                       address(set_handle, ctypes.c_void_p).value, self._stream,
                       ctypes.addressof(self._steps), len(steps), ctypes.addressof(self._handles), len(handles))
-        self._py_steps = [(p, n, a) for p, n, a, _ in steps]
+        self._py_steps = [(EXECUTE(e) if e else self._execute, p, n, a) for e, p, n, a, _ in steps]
         self._py_handles = handles
         # a failed step's index in the segment's steps (views are not in the table)
-        self._index = [seg.steps.index(s[3]) for s in steps]
+        self._index = [seg.steps.index(s[4]) for s in steps]
 
     def run(self, addresses: tuple[Any, ...]) -> int:
         """-1, or the index (in the segment's steps) of the step that failed, or -2 (a handle failed).
@@ -245,8 +246,8 @@ class _Instance:
         for mem, buffer, offset in self._py_handles:
             if self._set_handle(mem, addresses[buffer] + offset):
                 return -2
-        stream, execute = self._stream, self._execute
-        for i, (prim, nargs, args) in enumerate(self._py_steps):
+        stream = self._stream
+        for i, (execute, prim, nargs, args) in enumerate(self._py_steps):
             if execute(prim, stream, nargs, args):
                 return i
         return -1

@@ -71,11 +71,22 @@ class DepthwisePostOp:
 @dataclass
 class Binding:
     """A primitive ready to execute: its memory objects for the runtime buffers (in :meth:`Primitive._runtime`
-    order, to point at buffers) and the argument array of every buffer (constants and scratchpad included)."""
+    order, to point at buffers) and the argument array of every buffer (constants and scratchpad included).
+
+    ``execute``: the address of a function with ``dnnl_primitive_execute``'s signature that runs it, 0 for that
+    one (a kernel of our own passes its entry point and parameter block as ``primitive``); ``keep``: objects the
+    binding's addresses point into.
+    """
 
     primitive: ctypes.c_void_p
     memories: list[ctypes.c_void_p]
     args: ctypes.Array
+    execute: int = 0
+    keep: Any = None
+
+
+#: the C type of an execute function (``dnnl_primitive_execute`` or a kernel of our own)
+EXECUTE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
 
 
 class DnnlError(RuntimeError):
@@ -286,6 +297,8 @@ class Primitive:
         lib = self.lib
         stream = lib.stream()
         set_handle, execute = lib.lib.dnnl_memory_set_data_handle, lib.lib.dnnl_primitive_execute
+        if b.execute:
+            execute = EXECUTE(b.execute)
         name = type(self).__name__
 
         def run(*addresses: int) -> None:
@@ -296,6 +309,7 @@ class Primitive:
             if execute(prim, stream, nargs, args):
                 raise DnnlError(f"oneDNN {name} execution failed")
 
+        run.binding = b  # type: ignore[attr-defined] - what its addresses point into lives as long as the call
         if len(mems) != 2:
             return run
         src, dst = mems
@@ -304,6 +318,7 @@ class Primitive:
             if set_handle(src, src_ptr) or set_handle(dst, dst_ptr) or execute(prim, stream, nargs, args):
                 raise DnnlError(f"oneDNN {name} execution failed")
 
+        run2.binding = b  # type: ignore[attr-defined]
         return run2
 
     def __call__(self, key: Any, src: int, dst: int, *more: int) -> None:

@@ -35,6 +35,7 @@ from vinerun.plugins.cpu.kernels._native import (
     dense_value,
 )
 from vinerun.plugins.cpu.kernels._torch import strided_numpy, to_torch
+from vinerun.plugins.cpu.kernels.conv_winograd import WinogradConv2d, epilogue
 from vinerun.plugins.cpu.thread_governor import omp_threads
 
 
@@ -97,8 +98,12 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
         return None
     bias = conv_bias(node, parts, w.shape[0])
     out_shape = tuple(int(d) for d in out.to_shape())
-    conv = Conv2d(lib, w, bias, groups, tuple(size), out_shape, strides, dilations, pads, pads, post_ops,
-                  DATA_TYPES[dt.name], depthwise=depthwise)
+    winograd = getattr(node, "algorithm", "direct") == "winograd" and epilogue(post_ops) is not None
+    if winograd:  # see winograd_selection: f32, 3x3, stride 1, where it pays
+        conv: Conv2d | WinogradConv2d = WinogradConv2d(lib, w, bias, tuple(size), post_ops)
+    else:
+        conv = Conv2d(lib, w, bias, groups, tuple(size), out_shape, strides, dilations, pads, pads, post_ops,
+                      DATA_TYPES[dt.name], depthwise=depthwise)
     current = torch.get_num_threads()
     if dt.name == "float32":
         impl: str | None = conv.impl_name((current, True))  # made now: errors show at compile time
@@ -147,7 +152,8 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
         y = y.transpose(0, 3, 1, 2)
         return [y if keep_cl else np.ascontiguousarray(y)]
 
-    exec_type = "onednn_conv2d" + ("_sum" if s_index is not None else "_dw" if depthwise is not None else "")
+    exec_type = ("winograd_conv2d" if winograd else "onednn_conv2d") + (
+        "_sum" if s_index is not None else "_dw" if depthwise is not None else "")
     kernel = Kernel(run, exec_type)
     if keep_cl:
         kernel.native = _native_form(conv, tuple(size), out_shape, dt, nchw_ok, s_index)
@@ -158,8 +164,8 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
     return kernel
 
 
-def _native_form(conv: Conv2d, size: tuple[int, ...], out_shape: tuple[int, ...], dt: np.dtype, nchw_ok: bool,
-                 s_index: int | None) -> NativeFactory:
+def _native_form(conv: Conv2d | WinogradConv2d, size: tuple[int, ...], out_shape: tuple[int, ...], dt: np.dtype,
+                 nchw_ok: bool, s_index: int | None) -> NativeFactory:
     """The convolution in a native segment: a channels-last source (or an NCHW one where a primitive takes it:
     a model input), a channels-last destination; with a residual sum, the destination is the residual's memory."""
     cl_in, nchw_in = channels_last_value(size, dt), dense_value(size, dt)

@@ -16,11 +16,12 @@ import numpy as np
 import torch
 
 from vinerun.ir.node import Node
-from vinerun.plugins.cpu.kernels import Kernel
+from vinerun.plugins.cpu.kernels import Kernel, gemv
 from vinerun.plugins.cpu.kernels._dnnl import (
     BF16,
     DATA_TYPES,
     ELTWISE,
+    F32,
     PrimitiveCache,
     data_address,
     library,
@@ -74,14 +75,20 @@ def dnnl_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.ndarray | 
     ops = _post_ops(parts, (rows, n), dt)
     if ops is None:
         return None
-    mm = MatMul(lib, dense((rows, k), dt), w, dense((rows, n), dt), bias, ops, weights_type=dt)
+    residual = parts.sum_index
+    vector = rows == 1 and dt == F32 and residual is None and k * n >= GEMV_MIN_WEIGHTS and gemv.available() \
+        and gemv.takes(ops)
+    if vector:  # a classifier at batch 1: a read of the weights, streamed (see gemv)
+        mm: MatMul | gemv.Gemv = gemv.Gemv(lib, w, bias, ops)
+    else:
+        mm = MatMul(lib, dense((rows, k), dt), w, dense((rows, n), dt), bias, ops, weights_type=dt)
     current = torch.get_num_threads()
     impl = optimized_impl(mm, current)
     if impl is None:
         return None
     if current > 1:
         prepare_one_thread(lambda: mm.instance(1))
-    residual, threads = parts.sum_index, torch.get_num_threads
+    threads = torch.get_num_threads
 
     def run(inputs: list) -> list:
         x = np.ascontiguousarray(inputs[0])
@@ -93,7 +100,7 @@ def dnnl_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.ndarray | 
             mm(threads(), data_address(x), data_address(y), data_address(r))
         return [y]
 
-    kernel = Kernel(run, "onednn_matmul")
+    kernel = Kernel(run, "gemv_matmul" if vector else "onednn_matmul")
     x_value, y_value = dense_value(tuple(int(d) for d in xshape.to_shape()), dtype), dense_value(shape, dtype)
     buffers = [Buffer(False, 0, x_value), Buffer(True, 0, y_value)]
     if residual is not None:
@@ -107,6 +114,10 @@ def dnnl_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.ndarray | 
     kernel.impl = impl  # type: ignore[attr-defined]
     return kernel
 
+
+#: a one-row product by at least this many weights (1 MB of f32) runs the streaming matrix-vector kernel: smaller
+#: ones are in cache, where oneDNN's is as fast and has no OpenMP region to pay for
+GEMV_MIN_WEIGHTS = 1 << 18
 
 #: distinct row counts a dynamic-shape MatMul makes primitives for (each keeps its own packed weights); others
 #: run the fallback kernel

@@ -1,0 +1,90 @@
+"""The CPU plugin's own C kernels (``csrc/``) as :class:`~._dnnl.Primitive` objects: a subclass describes its
+parameter block; a binding passes the kernel's entry point as the execute function, so the kernel takes a
+primitive's place in a native segment's step table or in a Python call alike.
+
+:func:`available` is False where the extension was not built (no C compiler at install time): callers keep
+their oneDNN paths.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from vinerun.plugins.cpu.kernels._dnnl import ARG_DST, ARG_SRC, ELTWISE, Binding, Library, Primitive, _ExecArg
+
+try:
+    import torch  # noqa: F401 - its libgomp first: the extension's OpenMP must be the one torch and oneDNN share
+
+    from vinerun.plugins.cpu.kernels import _ckernels  # type: ignore[attr-defined]
+except ImportError:  # built without a C compiler
+    _ckernels = None
+
+_ACT_NONE, _ACT_RELU, _ACT_CLIP = 0, 1, 2
+
+
+class Api(ctypes.Structure):
+    """``dnnl_api`` of csrc/ckernels.h: the oneDNN functions a kernel calls."""
+
+    _fields_ = [("get_handle", ctypes.c_void_p), ("set_handle", ctypes.c_void_p), ("execute", ctypes.c_void_p)]
+
+    @classmethod
+    def of(cls, lib: Library) -> Api:
+        fns = lib.lib
+        return cls(*(ctypes.cast(f, ctypes.c_void_p).value for f in (
+            fns.dnnl_memory_get_data_handle, fns.dnnl_memory_set_data_handle, fns.dnnl_primitive_execute)))
+
+
+class Activation(ctypes.Structure):
+    """``activation`` of csrc/ckernels.h: none, ReLU or a clip, applied in a kernel's epilogue."""
+
+    _fields_ = [("kind", ctypes.c_int64), ("lo", ctypes.c_float), ("hi", ctypes.c_float)]
+
+
+def available() -> bool:
+    """Whether the C kernels were built."""
+    return _ckernels is not None
+
+
+def activation(op: tuple | None) -> Activation | None:
+    """A oneDNN-style eltwise post-op as an epilogue activation (None: one the C epilogues do not have)."""
+    if op is None:
+        return Activation(_ACT_NONE, 0.0, 0.0)
+    if op[0] == "eltwise" and op[1] == ELTWISE["relu"] and op[2] == 0.0:
+        return Activation(_ACT_RELU, 0.0, 0.0)
+    if op[0] == "eltwise" and op[1] == ELTWISE["clip"]:
+        return Activation(_ACT_CLIP, op[2], op[3])
+    return None
+
+
+class CKernel(Primitive):
+    """A C kernel of one source and one destination: a subclass sets ``entry`` (its name in the extension),
+    ``src_md`` and ``dst_md``, and gives :meth:`_params` (the kernel's parameter block for a key)."""
+
+    entry = ""
+
+    def __init__(self, lib: Library):
+        super().__init__(lib)
+        if _ckernels is None:
+            raise RuntimeError("the CPU plugin's C kernels are not built (no C compiler at install time)")
+        self._entry = _ckernels.entry_points()[self.entry]
+        self.src_md: ctypes.c_void_p
+        self.dst_md: ctypes.c_void_p
+
+    def _params(self, key: Any) -> tuple[ctypes.Structure, Any]:
+        """(the parameter block, anything it points into that must live as long)."""
+        raise NotImplementedError
+
+    def _create(self, key: Any) -> tuple[Any, ...]:
+        return None, [], self.impl(key), None
+
+    def impl(self, key: Any) -> str:
+        """The implementation name profiling reports."""
+        return self.entry
+
+    def binding(self, key: Any) -> Binding:
+        self.instance(key)
+        params, keep = self._params(key)
+        src, dst = (self._own("memory", self.lib.memory(md, 0)) for md in (self.src_md, self.dst_md))
+        args = (_ExecArg * 2)(_ExecArg(ARG_SRC, src.value), _ExecArg(ARG_DST, dst.value))
+        return Binding(ctypes.c_void_p(ctypes.addressof(params)), [src, dst], args, self._entry, (params, keep))

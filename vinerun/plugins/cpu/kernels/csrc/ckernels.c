@@ -1,0 +1,29 @@
+/* The CPU plugin's own C kernels, as one extension module: the module hands out their entry points' addresses,
+ * which the Python side places in native-segment step tables or calls through ctypes. See ckernels.h.
+ *
+ * Built with OpenMP (``-fopenmp``): the module is imported after torch, so its libgomp is the one torch and
+ * oneDNN already share (the loader reuses a loaded soname), and a kernel's parallel loops run on the calling
+ * stream thread's team with its thread count.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "ckernels.h"
+
+/* entry_points() -> {name: address} */
+static PyObject *entry_points(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return Py_BuildValue("{s:n,s:n}", "winograd", (Py_ssize_t)(uintptr_t)&vr_winograd_execute, "gemv",
+                         (Py_ssize_t)(uintptr_t)&vr_gemv_execute);
+}
+
+static PyMethodDef methods[] = {
+    {"entry_points", entry_points, METH_NOARGS, "entry_points() -> {name: address of the kernel's execute}"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernels", "The CPU plugin's own C kernels.", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__ckernels(void) { return PyModule_Create(&module); }
