@@ -112,12 +112,14 @@ def test_attention_fused_per_dtype(dtype):
     node = compiled._impl.model.get_ordered_ops()[-2]
     assert (node.split, node.heads, node.merge) == ("qkv", 3, True)
     from vinerun.plugins.cpu.device_info import cpu_flags
+    from vinerun.plugins.cpu.kernels import attention_c
     from vinerun.plugins.cpu.kernels._dnnl import library
 
-    f32_direct = library() is not None and "avx512f" in cpu_flags()  # f32 attention on oneDNN on AVX-512 CPUs
+    # f32: the C kernel where it is built, else oneDNN on AVX-512 CPUs
+    f32 = "blocked_attention" if library() is not None and attention_c.available() else \
+        "onednn_attention" if library() is not None and "avx512f" in cpu_flags() else "aten_sdpa_fused"
     want = {BF16: bf16_kernel("onednn_attention", "aten_sdpa_fused", "aten_sdpa_fused"),
-            np.dtype(np.float32): "onednn_attention" if f32_direct else "aten_sdpa_fused"}.get(np.dtype(dtype),
-                                                                                             "aten_sdpa_fused")
+            np.dtype(np.float32): f32}.get(np.dtype(dtype), "aten_sdpa_fused")
     assert compiled._impl.plan.steps[0].kernel.exec_type == exec_type(want, dtype)
 
 

@@ -56,7 +56,7 @@ def compile_passes(model: Model) -> None:
 
 #: exec types of kernels whose outputs are fresh arrays and that keep no views of their inputs
 FRESH_KERNELS = ("onednn_conv2d", "winograd_conv2d", "onednn_maxpool", "onednn_avgpool", "onednn_matmul",
-                 "gemv_matmul", "onednn_reorder")
+                 "gemv_matmul", "onednn_reorder", "blocked_attention")
 
 
 @dataclass

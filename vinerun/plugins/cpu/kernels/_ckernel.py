@@ -58,8 +58,9 @@ def activation(op: tuple | None) -> Activation | None:
 
 
 class CKernel(Primitive):
-    """A C kernel of one source and one destination: a subclass sets ``entry`` (its name in the extension),
-    ``src_md`` and ``dst_md``, and gives :meth:`_params` (the kernel's parameter block for a key)."""
+    """A C kernel: a subclass sets ``entry`` (its name in the extension) and gives :meth:`_params` (its parameter
+    block for a key); its runtime buffers are ``src_md`` and ``dst_md``, or what :meth:`_runtime` lists (the C
+    side reads them in that order)."""
 
     entry = ""
 
@@ -70,6 +71,9 @@ class CKernel(Primitive):
         self._entry = _ckernels.entry_points()[self.entry]
         self.src_md: ctypes.c_void_p
         self.dst_md: ctypes.c_void_p
+
+    def _runtime(self, key: Any) -> list[tuple[int, ctypes.c_void_p]]:
+        return [(ARG_SRC, self.src_md), (ARG_DST, self.dst_md)]
 
     def _params(self, key: Any) -> tuple[ctypes.Structure, Any]:
         """(the parameter block, anything it points into that must live as long)."""
@@ -85,6 +89,8 @@ class CKernel(Primitive):
     def binding(self, key: Any) -> Binding:
         self.instance(key)
         params, keep = self._params(key)
-        src, dst = (self._own("memory", self.lib.memory(md, 0)) for md in (self.src_md, self.dst_md))
-        args = (_ExecArg * 2)(_ExecArg(ARG_SRC, src.value), _ExecArg(ARG_DST, dst.value))
-        return Binding(ctypes.c_void_p(ctypes.addressof(params)), [src, dst], args, self._entry, (params, keep))
+        runtime = self._runtime(key)
+        memories = [self._own("memory", self.lib.memory(md, 0)) for _, md in runtime]
+        args = (_ExecArg * len(runtime))(*[_ExecArg(arg, m.value) for (arg, _), m in zip(runtime, memories,
+                                                                                          strict=True)])
+        return Binding(ctypes.c_void_p(ctypes.addressof(params)), memories, args, self._entry, (params, keep))

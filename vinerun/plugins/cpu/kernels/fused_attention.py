@@ -2,9 +2,10 @@
 
 Inputs named in the node's ``split`` arrive as ``[B, S, H*D]`` (possibly strided, e.g. the parts of a
 VariadicSplit) and are viewed as ``[B, H, S, D]`` without a copy; a merged output is written back as
-``[B, S, H*D]`` in one copy. float16 computes in float32 (no native CPU half kernels); bfloat16, and float32 on
-AVX-512 CPUs, run oneDNN directly (:mod:`.attention_dnnl`), with this ATen path as its fallback (BERT 6x384's
-six f32 layers: 2.3 ms on ATen, 1.8-1.9 ms on oneDNN, 2 threads).
+``[B, S, H*D]`` in one copy. float16 computes in float32 (no native CPU half kernels); float32 runs the C kernel
+of :mod:`.attention_c` where it is built, bfloat16 (and float32 without it, on AVX-512 CPUs) oneDNN directly
+(:mod:`.attention_dnnl`), each with this ATen path as its fallback (BERT 6x384's six f32 layers: 2.3 ms on
+ATen, 1.8-1.9 ms on oneDNN, 2 threads).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import torch.nn.functional as F
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import float_inputs, strided_view, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels.attention_c import c_attention_kernel
 from vinerun.plugins.cpu.kernels.attention_dnnl import dnnl_attention_run
 
 
@@ -50,5 +52,8 @@ def fused_attention(node: Node) -> Kernel | None:
             y = y.transpose(1, 2).reshape(b, s, h * d)
         return [to_numpy(y.to(dtype).contiguous())]
 
+    blocked = c_attention_kernel(node, run)  # f32: one C kernel, ATen as the fallback
+    if blocked is not None:
+        return blocked
     direct = dnnl_attention_run(node, run)  # oneDNN primitives, ATen as the fallback
     return Kernel(run, "aten_sdpa_fused") if direct is None else Kernel(direct, "onednn_attention")

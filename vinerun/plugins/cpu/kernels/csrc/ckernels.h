@@ -37,5 +37,6 @@ void *thread_scratch(size_t bytes);
 
 int vr_winograd_execute(void *self, void *stream, int nargs, const exec_arg *args);
 int vr_gemv_execute(void *self, void *stream, int nargs, const exec_arg *args);
+int vr_attention_execute(void *self, void *stream, int nargs, const exec_arg *args);
 
 #endif

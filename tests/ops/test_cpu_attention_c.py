@@ -1,0 +1,147 @@
+"""The f32 attention C kernel (FusedAttention): every head layout, mask broadcast and size the kernel tiles
+differently gives what the node's NumPy reference gives; strided q/k/v (a fused QKV product's split) run in a
+native segment; layouts it does not read fall back to ATen.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vinerun as ov
+from tests.ops._precision import F32
+from tests.ops._segments import check_one_segment
+from vinerun.ir.core_ops import Constant, Parameter
+from vinerun.ir.model import Model
+from vinerun.ir.types import Type
+from vinerun.ops.concat_split import VariadicSplit
+from vinerun.ops.matmul import MatMul
+from vinerun.plugins.cpu.fused_transformer_ops import FusedAttention
+from vinerun.plugins.cpu.kernels import attention_c
+from vinerun.plugins.cpu.kernels._dnnl import library
+
+pytestmark = pytest.mark.skipif(library() is None or not attention_c.available(),
+                                reason="needs the oneDNN binding and the C kernels (a C compiler at install)")
+RNG = np.random.default_rng(7)
+
+
+def rand(shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def attention_model(q_shape, k_shape, v_shape, heads=0, split="", merge=False, mask_shape=None, scale=0.25):
+    params = [Parameter(Type.f32, list(s)) for s in (q_shape, k_shape, v_shape)]
+    if mask_shape is not None:
+        params.append(Parameter(Type.f32, list(mask_shape)))
+    node = FusedAttention(params, heads=heads, split=split, merge=merge, scale=scale)
+    return Model([node], params), node
+
+
+def check(model, node, inputs, rtol=1e-5, atol=1e-5):
+    cm = ov.Core().compile_model(model, "CPU", F32)
+    assert [s.kernel.exec_type for s in cm._impl.plan.steps] == ["blocked_attention"]
+    got = cm.create_infer_request().infer(dict(enumerate(inputs)))[0]
+    want = node.evaluate([np.asarray(a, np.float64) for a in inputs])[0]
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+    return got
+
+
+@pytest.mark.parametrize("b,s,h,d", [(1, 128, 12, 32), (2, 7, 3, 24), (1, 70, 2, 64), (1, 33, 1, 80),
+                                     (3, 1, 4, 16), (1, 300, 2, 8)])
+@pytest.mark.parametrize("merge", [True, False])
+def test_split_heads(b, s, h, d, merge):
+    model, node = attention_model((b, s, h * d), (b, s, h * d), (b, s, h * d), heads=h, split="qkv", merge=merge)
+    check(model, node, [rand([b, s, h * d]) for _ in range(3)])
+
+
+@pytest.mark.parametrize("sq,sk,d,dv", [(5, 19, 40, 24), (64, 17, 32, 48), (1, 129, 16, 16), (40, 40, 8, 100)])
+def test_cross_attention_and_unequal_head_sizes(sq, sk, d, dv):
+    b, h = 2, 3
+    model, node = attention_model((b, h, sq, d), (b, h, sk, d), (b, h, sk, dv))
+    check(model, node, [rand([b, h, sq, d]), rand([b, h, sk, d]), rand([b, h, sk, dv])])
+
+
+@pytest.mark.parametrize("mask_shape", [(2, 1, 1, 20), (1, 1, 9, 20), (2, 3, 9, 20), (9, 20), (20,), (1, 3, 1, 20)])
+def test_mask_broadcasts(mask_shape):
+    model, node = attention_model((2, 3, 9, 16), (2, 3, 20, 16), (2, 3, 20, 16), mask_shape=mask_shape)
+    mask = np.where(RNG.random(mask_shape) < 0.3, -1e9, RNG.standard_normal(mask_shape)).astype(np.float32)
+    check(model, node, [rand([2, 3, 9, 16]), rand([2, 3, 20, 16]), rand([2, 3, 20, 16]), mask])
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in subtract")  # the reference's -inf - -inf
+def test_fully_masked_rows_give_nan_as_the_reference():
+    model, node = attention_model((1, 1, 4, 16), (1, 1, 6, 16), (1, 1, 6, 16), mask_shape=(1, 1, 4, 6))
+    mask = np.zeros((1, 1, 4, 6), np.float32)
+    mask[0, 0, 2] = -np.inf
+    got = check(model, node, [rand([1, 1, 4, 16]), rand([1, 1, 6, 16]), rand([1, 1, 6, 16]), mask])
+    assert np.isnan(got[0, 0, 2]).all() and not np.isnan(got[0, 0, [0, 1, 3]]).any()
+
+
+def test_nan_inputs_propagate():
+    model, node = attention_model((1, 1, 3, 16), (1, 1, 5, 16), (1, 1, 5, 16))
+    k = rand([1, 1, 5, 16])
+    k[0, 0, 3, 7] = np.nan
+    cm = ov.Core().compile_model(model, "CPU", F32)
+    got = cm.create_infer_request().infer({0: rand([1, 1, 3, 16]), 1: k, 2: rand([1, 1, 5, 16])})[0]
+    assert np.isnan(got).all()
+
+
+def test_large_scores_stay_finite():
+    """Scores of +-1e4: the softmax subtracts each row's maximum (no overflow in exp)."""
+    model, node = attention_model((1, 2, 8, 16), (1, 2, 8, 16), (1, 2, 8, 16), scale=1.0)
+    check(model, node, [rand([1, 2, 8, 16], 30.0), rand([1, 2, 8, 16], 30.0), rand([1, 2, 8, 16])], atol=1e-4)
+
+
+def fused_qkv_model(b=1, s=20, h=4, d=16, mask=True):
+    """x @ W_qkv -> VariadicSplit into q, k, v (strided views of one buffer) -> attention (mask) -> merged heads."""
+    e = h * d
+    x = Parameter(Type.f32, [b, s, e])
+    params = [x]
+    qkv = MatMul(x, Constant(rand([e, 3 * e], 0.2)))
+    parts = VariadicSplit(qkv, Constant(np.int64(2)), Constant(np.array([e, e, e], np.int64)))
+    inputs = [parts.output(0), parts.output(1), parts.output(2)]
+    if mask:
+        params.append(Parameter(Type.f32, [b, 1, 1, s]))
+        inputs.append(params[-1].output(0))
+    att = FusedAttention(inputs, heads=h, split="qkv", merge=True, scale=0.25)
+    return Model([att], params), att
+
+
+def test_strided_views_of_a_fused_qkv_product_in_a_native_segment(monkeypatch):
+    model, _ = fused_qkv_model(mask=False)
+    seg, _ = check_one_segment(model, rand([1, 20, 64]), monkeypatch, "FusedAttention", tolerance=1e-5)
+    assert [s.kernel.exec_type for s in seg.steps][-1] == "blocked_attention"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_thread_counts_with_a_mask(threads):
+    model, att = fused_qkv_model(b=2, s=37, h=6, d=24)
+    x, mask = rand([2, 37, 144]), np.where(RNG.random([2, 1, 1, 37]) < 0.2, -1e4, 0).astype(np.float32)
+    cm = ov.Core().compile_model(model, "CPU", {**F32, "INFERENCE_NUM_THREADS": threads})
+    got = cm.create_infer_request().infer({0: x, 1: mask})[0]
+    want = ov.Core().compile_model(model, "CPU", {**F32, "EXECUTION_MODE_HINT": "ACCURACY"})
+    np.testing.assert_allclose(got, want.create_infer_request().infer({0: x, 1: mask})[0], rtol=1e-5, atol=1e-5)
+
+
+def test_dynamic_sequence_length_runs_the_kernel_from_python():
+    x = Parameter(Type.f32, [1, -1, 32])
+    node = FusedAttention([x, x, x], heads=2, split="qkv", merge=True, scale=0.25)
+    cm = ov.Core().compile_model(Model([node], [x]), "CPU", {**F32, "CPU_RUNTIME_CACHE_CAPACITY": 0})
+    request = cm.create_infer_request()
+    for s in (3, 50, 3):
+        data = rand([1, s, 32])
+        want = node.evaluate([data.astype(np.float64)] * 3)[0]
+        np.testing.assert_allclose(request.infer({0: data})[0], want, rtol=1e-5, atol=1e-5)
+    assert cm._impl.plan.steps[0].kernel.exec_type == "blocked_attention"
+
+
+def test_a_mask_with_strided_keys_falls_back_to_aten():
+    """The kernel reads a mask's key axis contiguous; a transposed mask runs the ATen path, same result."""
+    model, node = attention_model((1, 2, 5, 16), (1, 2, 6, 16), (1, 2, 6, 16), mask_shape=(1, 1, 5, 6))
+    cm = ov.Core().compile_model(model, "CPU", F32)
+    mask = np.ascontiguousarray(rand([1, 1, 6, 5])).transpose(0, 1, 3, 2)  # key axis strided
+    inputs = [rand([1, 2, 5, 16]), rand([1, 2, 6, 16]), rand([1, 2, 6, 16]), mask]
+    assert attention_c.mask_strides((mask.shape, mask.strides, mask.dtype), (1, 2, 5, 6)) is None
+    got = cm.create_infer_request().infer(dict(enumerate(inputs)))[0]
+    np.testing.assert_allclose(got, node.evaluate([np.asarray(a, np.float64) for a in inputs])[0], rtol=1e-5,
+                               atol=1e-5)

@@ -1,0 +1,161 @@
+"""f32 FusedAttention as one C kernel (``csrc/attention.c``): ``softmax(q k^T * scale + mask) v`` block by block
+of query rows, scores kept in cache, heads read and written through strides (a ``[B, S, H*D]`` input, a
+VariadicSplit's part, a merged ``[B, S, H*Dv]`` output: no copies), and a native step, so a transformer layer
+stays one segment.
+
+Why not oneDNN's three primitives (:mod:`.attention_dnnl`): their [B, H, Sq, Sk] scores make a round trip
+through memory between them, and the node runs from Python between two segments (a fresh score array per call:
+page faults). Measured on BERT 6x384 (12 heads of 32, 128 tokens), 1 thread, the six attention layers: 3.2 ms
+there, see benchmarks/README.md for this kernel's figure.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels import Kernel
+from vinerun.plugins.cpu.kernels._ckernel import Api, CKernel, available
+from vinerun.plugins.cpu.kernels._dnnl import ARG_DST, ARG_SRC, PrimitiveCache, data_address, library
+from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, ValueLayout, arriving_layout, dense_value
+
+#: input layout combinations a node makes kernels for (each a parameter block); others run the fallback
+LAYOUTS = 4
+__all__ = ["Attention", "available", "c_attention_kernel"]
+
+
+class _Params(ctypes.Structure):
+    """``attention`` of csrc/attention.c."""
+
+    _fields_ = [("api", Api), ("batch", ctypes.c_int64), ("heads", ctypes.c_int64), ("sq", ctypes.c_int64),
+                ("sk", ctypes.c_int64), ("d", ctypes.c_int64), ("dv", ctypes.c_int64),
+                *[(name, ctypes.c_int64 * 3) for name in ("q", "k", "v", "out", "mask")],
+                ("has_mask", ctypes.c_int64), ("scale", ctypes.c_float)]
+
+
+def head_strides(layout: ValueLayout, heads: int, split: bool) -> tuple[tuple[int, ...], tuple[int, int, int]] | None:
+    """([B, H, S, D], element strides of B, H, S) of an input: a split ``[B, S, H*D]`` read as heads by its
+    strides, else ``[B, H, S, D]`` as it is; None where the last axis is not contiguous f32."""
+    shape, strides, dtype = layout
+    if dtype != np.float32 or not shape or (strides[-1] != 4 and shape[-1] > 1) or min(strides) < 0:
+        return None
+    el = [s // 4 for s in strides]
+    if split:
+        if len(shape) != 3 or shape[2] % heads:
+            return None
+        b, s, e = shape
+        return (b, heads, s, e // heads), (el[0], e // heads, el[1])
+    if len(shape) != 4:
+        return None
+    return tuple(shape), (el[0], el[1], el[2])
+
+
+def mask_strides(layout: ValueLayout, dims: tuple[int, int, int, int]) -> tuple[int, int, int] | None:
+    """Element strides of B, H and the query rows of an additive f32 mask broadcast to ``dims`` [B, H, Sq, Sk]
+    (0 along a broadcast axis), or None (another type, a key axis that is not contiguous, a shape that does not
+    broadcast)."""
+    shape, strides, dtype = layout
+    if dtype != np.float32 or len(shape) > 4 or min(strides, default=0) < 0:
+        return None
+    shape = (1,) * (4 - len(shape)) + tuple(shape)
+    strides = (0,) * (4 - len(strides)) + tuple(strides)
+    if any(s not in (1, d) for s, d in zip(shape, dims, strict=True)) or shape[3] != dims[3]:
+        return None
+    if shape[3] > 1 and strides[3] != 4:
+        return None
+    return tuple(0 if shape[i] == 1 else strides[i] // 4 for i in range(3))  # type: ignore[return-value]
+
+
+class Attention(CKernel):
+    """The attention of one node for one combination of input layouts (q, k, v, optional mask); keys are thread
+    counts; a call passes ``(q, k, v, out[, mask])`` addresses."""
+
+    entry = "attention"
+
+    def __init__(self, layouts: tuple[ValueLayout, ...], heads: int, split: str, scale: float, merge: bool):
+        super().__init__(library())  # type: ignore[arg-type] - callers check library() first
+        parts = [head_strides(lay, heads, name in split) for lay, name in zip(layouts[:3], "qkv", strict=True)]
+        if any(p is None for p in parts):
+            raise ValueError("attention: an input layout the kernel does not read")
+        (q, qs), (k, ks), (v, vs) = parts  # type: ignore[misc]
+        b, h, sq, d = q
+        sk, dv = k[2], v[3]
+        if k[:2] != (b, h) or v[:3] != (b, h, sk) or k[3] != d:
+            raise ValueError(f"attention: q {q}, k {k} and v {v} do not match")
+        out = (sq * h * dv, dv, h * dv) if merge else (h * sq * dv, sq * dv, dv)
+        ms = (0, 0, 0)
+        if len(layouts) > 3:
+            found = mask_strides(layouts[3], (b, h, sq, sk))
+            if found is None:
+                raise ValueError(f"attention: a mask of layout {layouts[3]} does not broadcast to the scores")
+            ms = found
+        self.out_shape = (b, sq, h * dv) if merge else (b, h, sq, dv)
+        self.params = (b, h, sq, sk, d, dv, qs, ks, vs, out, ms, int(len(layouts) > 3), scale)
+        self.n_buffers = len(layouts) + 1
+        self.any_md = self.md((1,), (1,))  # the kernel reads its buffers' addresses only
+
+    def _runtime(self, key: Any) -> list[tuple[int, ctypes.c_void_p]]:
+        return [(ARG_SRC, self.any_md)] * 3 + [(ARG_DST, self.any_md)] + [(ARG_SRC, self.any_md)] * (
+            self.n_buffers - 4)
+
+    def _params(self, key: Any) -> tuple[ctypes.Structure, Any]:
+        b, h, sq, sk, d, dv, qs, ks, vs, out, ms, has_mask, scale = self.params
+        strides = [(ctypes.c_int64 * 3)(*s) for s in (qs, ks, vs, out, ms)]
+        return _Params(Api.of(self.lib), b, h, sq, sk, d, dv, *strides, has_mask, scale), None
+
+
+def _layout(a: np.ndarray) -> ValueLayout:
+    return a.shape, a.strides, a.dtype
+
+
+def c_attention_kernel(node: Node, fallback: Callable[[list], list]) -> Kernel | None:
+    """The kernel of an f32 FusedAttention (an f32 mask or none), or None where the C kernels are not built."""
+    n_in = node.get_input_size()
+    if (library() is None or not available()
+            or any(node.get_input_element_type(i).get_type_name() != "f32" for i in range(n_in))):
+        return None
+    heads, split, scale, merge = node.heads, node.split, float(node.scale), node.merge  # type: ignore[attr-defined]
+
+    def make(layouts: tuple[ValueLayout, ...]) -> Attention | None:
+        try:
+            return Attention(layouts, heads, split, scale, merge)
+        except ValueError:
+            return None
+
+    kernels = PrimitiveCache(make, LAYOUTS)
+
+    def run(inputs: list) -> list:
+        arrays = [a for a in inputs if a is not None]
+        usable = all(type(a) is np.ndarray for a in arrays)
+        op = kernels.get(tuple(_layout(a) for a in arrays)) if usable else None
+        if op is None:
+            return fallback(inputs)
+        y = np.empty(op.out_shape, np.float32)
+        import torch  # imported with the binding already: a lookup
+
+        op(torch.get_num_threads(), data_address(arrays[0]), data_address(arrays[1]), data_address(arrays[2]),
+           data_address(y), *(data_address(a) for a in arrays[3:]))
+        return [y]
+
+    kernel = Kernel(run, "blocked_attention")
+    shapes = [node.get_input_partial_shape(i) for i in range(n_in)]
+    if all(s.is_static() for s in shapes):
+        static = [tuple(int(d) for d in s.to_shape()) for s in shapes]
+
+        def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
+            ins = tuple(lay or arriving_layout(node, i, static[i], np.dtype(np.float32))
+                        for i, lay in enumerate(layouts))
+            op = kernels.get(ins)
+            if op is None:
+                return None
+            out = dense_value(op.out_shape, np.dtype(np.float32))
+            buffers = [Buffer(False, 0, ins[0]), Buffer(False, 1, ins[1]), Buffer(False, 2, ins[2]),
+                       Buffer(True, 0, out), *(Buffer(False, 3, ins[3]) for _ in ins[3:])]
+            return NativeStep(op, lambda threads: threads, buffers)
+
+        kernel.native = native
+    return kernel
