@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 import vinerun as ov
-from tests.ops._precision import F32
+from tests.ops._precision import BF16, F32
 from tests.ops._segments import check_one_segment
 from vinerun.ir.core_ops import Constant, Parameter
 from vinerun.ir.model import Model
 from vinerun.ir.types import Type
 from vinerun.ops.concat_split import VariadicSplit
 from vinerun.ops.matmul import MatMul
+from vinerun.plugins.cpu.device_info import cpu_flags
 from vinerun.plugins.cpu.fused_transformer_ops import FusedAttention
 from vinerun.plugins.cpu.kernels import attention_c
 from vinerun.plugins.cpu.kernels._dnnl import library
@@ -145,3 +146,62 @@ def test_a_mask_with_strided_keys_falls_back_to_aten():
     got = cm.create_infer_request().infer(dict(enumerate(inputs)))[0]
     np.testing.assert_allclose(got, node.evaluate([np.asarray(a, np.float64) for a in inputs])[0], rtol=1e-5,
                                atol=1e-5)
+
+
+# --- bf16 (AVX512-BF16 dot products) --------------------------------------------------------------------------
+
+needs_bf16 = pytest.mark.skipif("avx512_bf16" not in cpu_flags(), reason="needs AVX512-BF16")
+
+
+def bf16_attention_model(q_shape, k_shape, v_shape, heads=0, split="", merge=False, mask_type=None, mask_shape=None):
+    params = [Parameter(Type.bf16, list(s)) for s in (q_shape, k_shape, v_shape)]
+    if mask_type is not None:
+        params.append(Parameter(mask_type, list(mask_shape)))
+    node = FusedAttention(params, heads=heads, split=split, merge=merge, scale=0.2)
+    return Model([node], params), node
+
+
+def check_bf16(model, node, inputs):
+    """Against the f64 reference on the same bf16 inputs: the weights and the output round to bf16 (8 bits), so
+    the error stays within ~2^-7 of the values' range."""
+    cm = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    assert [s.kernel.exec_type for s in cm._impl.plan.steps] == ["blocked_attention_bf16"]
+    got = cm.create_infer_request().infer(dict(enumerate(inputs)))[0]
+    assert got.dtype == BF16
+    want = node.evaluate([np.asarray(a, np.float64) for a in inputs])[0]
+    v_range = float(np.abs(np.asarray(inputs[2], np.float64)).max())
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=0, atol=2 ** -7 * v_range)
+    return got
+
+
+@needs_bf16
+@pytest.mark.parametrize("b,s,h,d", [(1, 128, 12, 32), (2, 7, 3, 24), (1, 45, 2, 64), (1, 33, 1, 17),
+                                     (1, 300, 2, 8)])
+def test_bf16_split_heads(b, s, h, d):
+    model, node = bf16_attention_model((b, s, h * d), (b, s, h * d), (b, s, h * d), heads=h, split="qkv",
+                                       merge=True)
+    check_bf16(model, node, [rand([b, s, h * d]).astype(BF16) for _ in range(3)])
+
+
+@needs_bf16
+@pytest.mark.parametrize("mask_type", [Type.f32, Type.bf16])
+@pytest.mark.parametrize("sq,sk,d,dv", [(5, 19, 40, 24), (40, 17, 31, 48), (1, 129, 16, 16)])
+def test_bf16_cross_attention_with_masks(mask_type, sq, sk, d, dv):
+    b, h = 2, 3
+    model, node = bf16_attention_model((b, h, sq, d), (b, h, sk, d), (b, h, sk, dv), mask_type=mask_type,
+                                       mask_shape=(b, 1, 1, sk))
+    mask = np.where(RNG.random([b, 1, 1, sk]) < 0.3, -1e4, 0).astype(mask_type.to_dtype())
+    check_bf16(model, node, [rand([b, h, sq, d]).astype(BF16), rand([b, h, sk, d]).astype(BF16),
+                             rand([b, h, sk, dv]).astype(BF16), mask])
+
+
+@needs_bf16
+def test_bf16_runs_in_a_native_segment_of_bert():
+    """A bf16 transformer layer stays one native segment: attention included."""
+    from vinerun.models.transformer import TransformerConfig, transformer_onnx
+
+    onnx_model = transformer_onnx(TransformerConfig(batch=1, seq=16, d_model=64, heads=4, d_ff=128, layers=1, seed=0))
+    cm = ov.Core().compile_model(onnx_model.SerializeToString(), "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    types = {type(item).__name__ for item in cm._impl.plan.items}
+    assert types == {"Segment"}
+    assert "blocked_attention_bf16" in [s.kernel.exec_type for s in cm._impl.plan.steps]

@@ -118,8 +118,10 @@ def test_attention_fused_per_dtype(dtype):
     # f32: the C kernel where it is built, else oneDNN on AVX-512 CPUs
     f32 = "blocked_attention" if library() is not None and attention_c.available() else \
         "onednn_attention" if library() is not None and "avx512f" in cpu_flags() else "aten_sdpa_fused"
-    want = {BF16: bf16_kernel("onednn_attention", "aten_sdpa_fused", "aten_sdpa_fused"),
-            np.dtype(np.float32): f32}.get(np.dtype(dtype), "aten_sdpa_fused")
+    blocked_bf16 = library() is not None and attention_c.available() and "avx512_bf16" in cpu_flags()
+    aten = "aten_sdpa_fused"
+    bf16 = "blocked_attention" if blocked_bf16 else bf16_kernel("onednn_attention", aten, aten)
+    want = {BF16: bf16, np.dtype(np.float32): f32}.get(np.dtype(dtype), "aten_sdpa_fused")
     assert compiled._impl.plan.steps[0].kernel.exec_type == exec_type(want, dtype)
 
 

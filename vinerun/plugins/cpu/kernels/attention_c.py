@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from vinerun.ir.node import Node
+from vinerun.plugins.cpu.device_info import cpu_flags
 from vinerun.plugins.cpu.kernels import Kernel
 from vinerun.plugins.cpu.kernels._ckernel import Api, CKernel, available
 from vinerun.plugins.cpu.kernels._dnnl import ARG_DST, ARG_SRC, PrimitiveCache, data_address, library
@@ -25,6 +26,8 @@ from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, ValueLayout,
 
 #: input layout combinations a node makes kernels for (each a parameter block); others run the fallback
 LAYOUTS = 4
+#: element types of q, k, v and the output (bf16 needs AVX512-BF16), and of the mask
+TYPES = ("float32", "bfloat16")
 __all__ = ["Attention", "available", "c_attention_kernel"]
 
 
@@ -34,16 +37,19 @@ class _Params(ctypes.Structure):
     _fields_ = [("api", Api), ("batch", ctypes.c_int64), ("heads", ctypes.c_int64), ("sq", ctypes.c_int64),
                 ("sk", ctypes.c_int64), ("d", ctypes.c_int64), ("dv", ctypes.c_int64),
                 *[(name, ctypes.c_int64 * 3) for name in ("q", "k", "v", "out", "mask")],
-                ("has_mask", ctypes.c_int64), ("scale", ctypes.c_float)]
+                ("has_mask", ctypes.c_int64), ("bf16", ctypes.c_int64), ("mask_bf16", ctypes.c_int64),
+                ("scale", ctypes.c_float)]
 
 
 def head_strides(layout: ValueLayout, heads: int, split: bool) -> tuple[tuple[int, ...], tuple[int, int, int]] | None:
     """([B, H, S, D], element strides of B, H, S) of an input: a split ``[B, S, H*D]`` read as heads by its
-    strides, else ``[B, H, S, D]`` as it is; None where the last axis is not contiguous f32."""
+    strides, else ``[B, H, S, D]`` as it is; None where the last axis is not contiguous f32 or bf16."""
     shape, strides, dtype = layout
-    if dtype != np.float32 or not shape or (strides[-1] != 4 and shape[-1] > 1) or min(strides) < 0:
+    size = dtype.itemsize
+    if (dtype.name not in TYPES or not shape or (strides[-1] != size and shape[-1] > 1) or min(strides) < 0
+            or any(s % size for s in strides)):
         return None
-    el = [s // 4 for s in strides]
+    el = [s // size for s in strides]
     if split:
         if len(shape) != 3 or shape[2] % heads:
             return None
@@ -55,19 +61,20 @@ def head_strides(layout: ValueLayout, heads: int, split: bool) -> tuple[tuple[in
 
 
 def mask_strides(layout: ValueLayout, dims: tuple[int, int, int, int]) -> tuple[int, int, int] | None:
-    """Element strides of B, H and the query rows of an additive f32 mask broadcast to ``dims`` [B, H, Sq, Sk]
-    (0 along a broadcast axis), or None (another type, a key axis that is not contiguous, a shape that does not
-    broadcast)."""
+    """Element strides of B, H and the query rows of an additive f32 or bf16 mask broadcast to ``dims``
+    [B, H, Sq, Sk] (0 along a broadcast axis), or None (another type, a key axis that is not contiguous, a shape
+    that does not broadcast)."""
     shape, strides, dtype = layout
-    if dtype != np.float32 or len(shape) > 4 or min(strides, default=0) < 0:
+    size = dtype.itemsize
+    if dtype.name not in TYPES or len(shape) > 4 or min(strides, default=0) < 0 or any(s % size for s in strides):
         return None
     shape = (1,) * (4 - len(shape)) + tuple(shape)
     strides = (0,) * (4 - len(strides)) + tuple(strides)
     if any(s not in (1, d) for s, d in zip(shape, dims, strict=True)) or shape[3] != dims[3]:
         return None
-    if shape[3] > 1 and strides[3] != 4:
+    if shape[3] > 1 and strides[3] != size:
         return None
-    return tuple(0 if shape[i] == 1 else strides[i] // 4 for i in range(3))  # type: ignore[return-value]
+    return tuple(0 if shape[i] == 1 else strides[i] // size for i in range(3))  # type: ignore[return-value]
 
 
 class Attention(CKernel):
@@ -82,6 +89,9 @@ class Attention(CKernel):
         if any(p is None for p in parts):
             raise ValueError("attention: an input layout the kernel does not read")
         (q, qs), (k, ks), (v, vs) = parts  # type: ignore[misc]
+        self.dtype = layouts[0][2]
+        if any(lay[2] != self.dtype for lay in layouts[:3]):
+            raise ValueError("attention: q, k and v of different types")
         b, h, sq, d = q
         sk, dv = k[2], v[3]
         if k[:2] != (b, h) or v[:3] != (b, h, sk) or k[3] != d:
@@ -94,7 +104,9 @@ class Attention(CKernel):
                 raise ValueError(f"attention: a mask of layout {layouts[3]} does not broadcast to the scores")
             ms = found
         self.out_shape = (b, sq, h * dv) if merge else (b, h, sq, dv)
-        self.params = (b, h, sq, sk, d, dv, qs, ks, vs, out, ms, int(len(layouts) > 3), scale)
+        mask_bf16 = len(layouts) > 3 and layouts[3][2].name == "bfloat16"
+        self.params = (b, h, sq, sk, d, dv, qs, ks, vs, out, ms, int(len(layouts) > 3),
+                       int(self.dtype.name == "bfloat16"), int(mask_bf16), scale)
         self.n_buffers = len(layouts) + 1
         self.any_md = self.md((1,), (1,))  # the kernel reads its buffers' addresses only
 
@@ -103,9 +115,9 @@ class Attention(CKernel):
             self.n_buffers - 4)
 
     def _params(self, key: Any) -> tuple[ctypes.Structure, Any]:
-        b, h, sq, sk, d, dv, qs, ks, vs, out, ms, has_mask, scale = self.params
+        b, h, sq, sk, d, dv, qs, ks, vs, out, ms, has_mask, bf16, mask_bf16, scale = self.params
         strides = [(ctypes.c_int64 * 3)(*s) for s in (qs, ks, vs, out, ms)]
-        return _Params(Api.of(self.lib), b, h, sq, sk, d, dv, *strides, has_mask, scale), None
+        return _Params(Api.of(self.lib), b, h, sq, sk, d, dv, *strides, has_mask, bf16, mask_bf16, scale), None
 
 
 def _layout(a: np.ndarray) -> ValueLayout:
@@ -113,11 +125,15 @@ def _layout(a: np.ndarray) -> ValueLayout:
 
 
 def c_attention_kernel(node: Node, fallback: Callable[[list], list]) -> Kernel | None:
-    """The kernel of an f32 FusedAttention (an f32 mask or none), or None where the C kernels are not built."""
+    """The kernel of an f32 FusedAttention, or a bf16 one on a CPU with AVX512-BF16 (an f32 or bf16 mask, or
+    none); None where the C kernels are not built."""
     n_in = node.get_input_size()
-    if (library() is None or not available()
-            or any(node.get_input_element_type(i).get_type_name() != "f32" for i in range(n_in))):
+    types = {node.get_input_element_type(i).get_type_name() for i in range(3)}
+    mask_ok = n_in < 4 or node.get_input_element_type(3).get_type_name() in ("f32", "bf16")
+    if library() is None or not available() or not mask_ok or not (
+            types == {"f32"} or types == {"bf16"} and "avx512_bf16" in cpu_flags()):
         return None
+    dtype = np.dtype(node.get_input_element_type(0).to_dtype())
     heads, split, scale, merge = node.heads, node.split, float(node.scale), node.merge  # type: ignore[attr-defined]
 
     def make(layouts: tuple[ValueLayout, ...]) -> Attention | None:
@@ -134,25 +150,25 @@ def c_attention_kernel(node: Node, fallback: Callable[[list], list]) -> Kernel |
         op = kernels.get(tuple(_layout(a) for a in arrays)) if usable else None
         if op is None:
             return fallback(inputs)
-        y = np.empty(op.out_shape, np.float32)
+        y = np.empty(op.out_shape, op.dtype)
         import torch  # imported with the binding already: a lookup
 
         op(torch.get_num_threads(), data_address(arrays[0]), data_address(arrays[1]), data_address(arrays[2]),
            data_address(y), *(data_address(a) for a in arrays[3:]))
         return [y]
 
-    kernel = Kernel(run, "blocked_attention")
+    kernel = Kernel(run, "blocked_attention")  # select_kernel appends "_bf16" for a bf16 node
     shapes = [node.get_input_partial_shape(i) for i in range(n_in)]
     if all(s.is_static() for s in shapes):
         static = [tuple(int(d) for d in s.to_shape()) for s in shapes]
 
         def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
-            ins = tuple(lay or arriving_layout(node, i, static[i], np.dtype(np.float32))
+            ins = tuple(lay or arriving_layout(node, i, static[i], np.dtype(node.get_input_element_type(i).to_dtype()))
                         for i, lay in enumerate(layouts))
             op = kernels.get(ins)
             if op is None:
                 return None
-            out = dense_value(op.out_shape, np.dtype(np.float32))
+            out = dense_value(op.out_shape, dtype)
             buffers = [Buffer(False, 0, ins[0]), Buffer(False, 1, ins[1]), Buffer(False, 2, ins[2]),
                        Buffer(True, 0, out), *(Buffer(False, 3, ins[3]) for _ in ins[3:])]
             return NativeStep(op, lambda threads: threads, buffers)

@@ -10,8 +10,10 @@
  * Strides are in elements, for q/k/v/out as [batch, head, row, column] views (the column stride is 1), and for
  * the mask as [batch, head, row, key] (0 where it broadcasts; the key stride is 1).
  */
+#include <immintrin.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "ckernels.h"
@@ -24,6 +26,7 @@ typedef struct {
     int64_t batch, heads, sq, sk, d, dv;
     int64_t q[3], k[3], v[3], out[3], mask[3]; /* strides of the batch, head and row dimensions */
     int64_t has_mask;
+    int64_t bf16, mask_bf16; /* q, k, v and out in bf16 (else f32); the mask in bf16 (else f32) */
     float scale;
 } attention;
 
@@ -37,13 +40,13 @@ INLINE v16 load(const float *p) { return *(const v16u *)p; }
 INLINE void put(float *p, v16 v) { *(v16u *)p = v; }
 INLINE v16 splat(float x) { return (v16){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
 /* lanes of a where `take` is set (all ones), else of b */
-INLINE v16 select(v16i take, v16 a, v16 b) { return (v16)(((v16i)a & take) | ((v16i)b & ~take)); }
-INLINE v16 vmax(v16 a, v16 b) { return select(a > b, a, b); }
+INLINE v16 blend(v16i take, v16 a, v16 b) { return (v16)(((v16i)a & take) | ((v16i)b & ~take)); }
+INLINE v16 vmax(v16 a, v16 b) { return blend(a > b, a, b); }
 
 /* exp(x) for x <= 0 (Cephes' expf: 2^n * e^r, |r| <= ln 2 / 2, a degree-6 polynomial; ~1 ulp); below -87.3 it
  * gives 2^-126 instead of underflowing further (a weight of ~1e-38 against the row's maximum of 1); NaN stays. */
 INLINE v16 exp_neg(v16 x) {
-    x = select(x < -87.3f, splat(-87.3f), x);
+    x = blend(x < -87.3f, splat(-87.3f), x);
     v16 n = x * 1.44269504088896341f + 12582912.0f; /* round to nearest: 1.5 * 2^23 */
     n -= 12582912.0f;
     v16 r = x - n * 0.693359375f + n * 2.12194440e-4f;
@@ -116,10 +119,14 @@ INLINE float softmax_row(float *s, int64_t n, int64_t padded) {
     for (; j < n; j++) mx = s[j] > mx ? s[j] : mx;
     if (!(mx > -INFINITY) || mx == INFINITY) return NAN;
     v16 sum = (v16){0}, top = splat(mx);
-    for (j = 0; j < padded; j += LANES) {
+    for (j = 0; j + LANES <= n; j += LANES) {
         v16 e = exp_neg(load(s + j) - top);
-        if (j + LANES > n) /* padding: no weight */
-            for (int l = 0; l < LANES; l++) e[l] = j + l < n ? e[l] : 0.0f;
+        put(s + j, e);
+        sum += e;
+    }
+    if (j < padded) { /* the last vector: keys past n are padding, of no weight */
+        v16 e = exp_neg(load(s + j) - top);
+        for (int l = 0; l < LANES; l++) e[l] = j + l < n ? e[l] : 0.0f;
         put(s + j, e);
         sum += e;
     }
@@ -129,11 +136,40 @@ INLINE float softmax_row(float *s, int64_t n, int64_t padded) {
 }
 
 typedef struct {
-    const float *q, *k, *v, *mask;
-    float *out;
+    const void *q, *k, *v, *mask;
+    void *out;
 } tensors;
 
 #define PAD(n) (((n) + LANES - 1) / LANES * LANES)
+
+INLINE float bf16_to_f32(uint16_t x) {
+    union { uint32_t u; float f; } v = {(uint32_t)x << 16};
+    return v.f;
+}
+
+/* round to nearest even; a NaN stays a (quiet) NaN */
+INLINE uint16_t f32_to_bf16(float x) {
+    union { float f; uint32_t u; } v = {x};
+    if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40);
+    return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
+}
+
+/* the block's scores (+ the mask's rows), then each row's softmax in place; inv[r] = 1 / the row's sum */
+INLINE void masked_softmax(const attention *p, const tensors *t, int64_t b, int64_t h, int64_t r0, int64_t rows,
+                           float *scores, int64_t kp, float *inv) {
+    const int64_t sk = p->sk, at = b * p->mask[0] + h * p->mask[1] + r0 * p->mask[2];
+    for (int64_t r = 0; r < rows; r++) {
+        float *s = scores + r * kp;
+        if (p->has_mask && p->mask_bf16) {
+            const uint16_t *m = (const uint16_t *)t->mask + at + r * p->mask[2];
+            for (int64_t j = 0; j < sk; j++) s[j] += bf16_to_f32(m[j]);
+        } else if (p->has_mask) {
+            const float *m = (const float *)t->mask + at + r * p->mask[2];
+            for (int64_t j = 0; j < sk; j++) s[j] += m[j];
+        }
+        inv[r] = softmax_row(s, sk, kp);
+    }
+}
 
 /* the floats a unit's work buffer holds: q (a block, packed), k^T, v, the block's scores, its outputs */
 static int64_t work_floats(const attention *p) {
@@ -146,7 +182,8 @@ __attribute__((target_clones("avx512f", "avx2", "default")))
 static void run_unit(const attention *p, const tensors *t, int64_t unit, float *work) {
     const int64_t d = p->d, dv = p->dv, sk = p->sk, kp = PAD(sk), vpitch = PAD(dv);
     const int64_t b = unit / p->heads, h = unit % p->heads;
-    const float *kb = t->k + b * p->k[0] + h * p->k[1], *vb = t->v + b * p->v[0] + h * p->v[1];
+    const float *kb = (const float *)t->k + b * p->k[0] + h * p->k[1];
+    const float *vb = (const float *)t->v + b * p->v[0] + h * p->v[1];
     float *qp = work, *kt = qp + BLOCK * d, *vp = kt + d * kp, *scores = vp + sk * vpitch;
     float *tile_out = scores + BLOCK * kp;
     float inv[BLOCK];
@@ -162,24 +199,140 @@ static void run_unit(const attention *p, const tensors *t, int64_t unit, float *
     }
     for (int64_t r0 = 0; r0 < p->sq; r0 += BLOCK) {
         const int64_t rows = p->sq - r0 < BLOCK ? p->sq - r0 : BLOCK;
-        const float *qb = t->q + b * p->q[0] + h * p->q[1] + r0 * p->q[2];
+        const float *qb = (const float *)t->q + b * p->q[0] + h * p->q[1] + r0 * p->q[2];
         for (int64_t r = 0; r < rows; r++) memcpy(qp + r * d, qb + r * p->q[2], (size_t)d * sizeof(float));
         product(qp, d, rows, kt, kp, d, kp, p->scale, scores, kp);
-        const float *mb = p->has_mask ? t->mask + b * p->mask[0] + h * p->mask[1] + r0 * p->mask[2] : NULL;
-        for (int64_t r = 0; r < rows; r++) {
-            float *s = scores + r * kp;
-            if (mb != NULL) {
-                const float *m = mb + r * p->mask[2];
-                for (int64_t j = 0; j < sk; j++) s[j] += m[j];
-            }
-            inv[r] = softmax_row(s, sk, kp);
-        }
+        masked_softmax(p, t, b, h, r0, rows, scores, kp, inv);
         product(scores, kp, rows, vp, vpitch, sk, vpitch, 1.0f, tile_out, vpitch);
-        float *ob = t->out + b * p->out[0] + h * p->out[1] + r0 * p->out[2];
+        float *ob = (float *)t->out + b * p->out[0] + h * p->out[1] + r0 * p->out[2];
         for (int64_t r = 0; r < rows; r++) {
             float *o = ob + r * p->out[2], scale = inv[r];
             const float *y = tile_out + r * vpitch;
             for (int64_t c = 0; c < dv; c++) o[c] = y[c] * scale;
+        }
+    }
+}
+
+/* bf16: products of bf16 pairs accumulated in f32 (AVX512-BF16's vdpbf16ps: two products a lane). k is packed
+ * as [d / 2][keys][2] and v as [keys / 2][dv][2] (pairs along the reduction); a q row and a row of weights (the
+ * softmax's, rounded to bf16 as oneDNN's bf16 softmax does) are read as 32-bit pairs and broadcast. */
+#define PAIR_PAD(n) (((n) + 1) / 2)
+
+__attribute__((target("avx512f,avx512bf16"), always_inline))
+static inline void tile_bf16(const uint32_t *const *a, const uint16_t *b, int64_t pitch, int64_t pairs, int R,
+                             int nv, int rows, float scale, float *out, int64_t out_pitch) {
+    __m512 acc[8][4];
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < nv; c++) acc[r][c] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < pairs; i++) {
+        const uint16_t *row = b + i * pitch * 2;
+        __m512bh w[4];
+        for (int c = 0; c < nv; c++) w[c] = (__m512bh)_mm512_loadu_si512(row + 32 * c);
+        for (int r = 0; r < R; r++) {
+            __m512bh x = (__m512bh)_mm512_set1_epi32((int)a[r][i]);
+            for (int c = 0; c < nv; c++) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], x, w[c]);
+        }
+    }
+    for (int r = 0; r < R; r++)
+        if (r < rows)
+            for (int c = 0; c < nv; c++) _mm512_storeu_ps(out + r * out_pitch + 16 * c, acc[r][c] * scale);
+}
+
+/* as product(): a's rows are `pairs` 32-bit pairs, `a_pitch` pairs apart; b is [pairs][pitch][2] */
+__attribute__((target("avx512f,avx512bf16"), always_inline))
+static inline void product_bf16(const uint32_t *a, int64_t a_pitch, int64_t rows, const uint16_t *b, int64_t pitch,
+                                int64_t pairs, int64_t cols, float scale, float *out, int64_t out_pitch) {
+    int64_t c0 = 0;
+    for (; c0 + 64 <= cols; c0 += 64) {
+        for (int64_t r = 0; r < rows; r += 4) {
+            int n = rows - r < 4 ? (int)(rows - r) : 4;
+            const uint32_t *ra[8];
+            for (int i = 0; i < 4; i++) ra[i] = a + (r + (i < n ? i : n - 1)) * a_pitch;
+            tile_bf16(ra, b + 2 * c0, pitch, pairs, 4, 4, n, scale, out + r * out_pitch + c0, out_pitch);
+        }
+    }
+    for (int nv = 2; nv >= 1; nv--) {
+        if (c0 + 16 * nv > cols) continue;
+        for (int64_t r = 0; r < rows; r += 8) {
+            int n = rows - r < 8 ? (int)(rows - r) : 8;
+            const uint32_t *ra[8];
+            for (int i = 0; i < 8; i++) ra[i] = a + (r + (i < n ? i : n - 1)) * a_pitch;
+            if (nv == 2)
+                tile_bf16(ra, b + 2 * c0, pitch, pairs, 8, 2, n, scale, out + r * out_pitch + c0, out_pitch);
+            else
+                tile_bf16(ra, b + 2 * c0, pitch, pairs, 8, 1, n, scale, out + r * out_pitch + c0, out_pitch);
+        }
+        c0 += 16 * nv;
+    }
+}
+
+/* the bytes a bf16 unit's work buffer holds: q pairs, k and v packed, the scores (f32), the weights (bf16), the
+ * outputs (f32) */
+static int64_t work_bytes_bf16(const attention *p) {
+    int64_t kp = PAD(p->sk), vpitch = PAD(p->dv), d2 = PAIR_PAD(p->d), k2 = PAIR_PAD(kp);
+    return 4 * (BLOCK * d2 + d2 * kp + k2 * vpitch + BLOCK * kp + BLOCK * k2 + BLOCK * vpitch);
+}
+
+__attribute__((target("avx512f,avx512bf16")))
+static void run_unit_bf16(const attention *p, const tensors *t, int64_t unit, char *work) {
+    const int64_t d = p->d, dv = p->dv, sk = p->sk, kp = PAD(sk), vpitch = PAD(dv);
+    const int64_t d2 = PAIR_PAD(d), k2 = PAIR_PAD(kp);
+    const int64_t b = unit / p->heads, h = unit % p->heads;
+    const uint16_t *kb = (const uint16_t *)t->k + b * p->k[0] + h * p->k[1];
+    const uint16_t *vb = (const uint16_t *)t->v + b * p->v[0] + h * p->v[1];
+    uint32_t *qp = (uint32_t *)work;                      /* [BLOCK][d2] pairs */
+    uint16_t *kt = (uint16_t *)(qp + BLOCK * d2);         /* [d2][kp][2] */
+    uint16_t *vp = kt + 2 * d2 * kp;                      /* [k2][vpitch][2] */
+    float *scores = (float *)(vp + 2 * k2 * vpitch);      /* [BLOCK][kp] */
+    uint32_t *weights = (uint32_t *)(scores + BLOCK * kp); /* [BLOCK][k2] pairs */
+    float *tile_out = (float *)(weights + BLOCK * k2);    /* [BLOCK][vpitch] */
+    float inv[BLOCK];
+
+    uint32_t *kt32 = (uint32_t *)kt, *vp32 = (uint32_t *)vp;
+    memset(kt, 0, (size_t)(2 * d2 * kp) * sizeof(uint16_t));
+    for (int64_t j = 0; j < sk; j++) { /* a k row's (d, d + 1) pairs are 32-bit words: transposed as words */
+        const uint16_t *row = kb + j * p->k[2];
+        for (int64_t i = 0; i < d / 2; i++) {
+            uint32_t pair;
+            memcpy(&pair, row + 2 * i, sizeof pair);
+            kt32[i * kp + j] = pair;
+        }
+        if (d & 1) kt32[(d / 2) * kp + j] = row[d - 1];
+    }
+    memset(vp, 0, (size_t)(2 * k2 * vpitch) * sizeof(uint16_t));
+    for (int64_t j = 0; j < sk; j += 2) { /* two v rows interleaved into words */
+        const uint16_t *row0 = vb + j * p->v[2], *row1 = j + 1 < sk ? vb + (j + 1) * p->v[2] : NULL;
+        uint32_t *out = vp32 + (j / 2) * vpitch;
+        if (row1 != NULL)
+            for (int64_t c = 0; c < dv; c++) out[c] = (uint32_t)row0[c] | (uint32_t)row1[c] << 16;
+        else
+            for (int64_t c = 0; c < dv; c++) out[c] = row0[c];
+    }
+    for (int64_t r0 = 0; r0 < p->sq; r0 += BLOCK) {
+        const int64_t rows = p->sq - r0 < BLOCK ? p->sq - r0 : BLOCK;
+        const uint16_t *qb = (const uint16_t *)t->q + b * p->q[0] + h * p->q[1] + r0 * p->q[2];
+        for (int64_t r = 0; r < rows; r++) {
+            uint16_t *row = (uint16_t *)(qp + r * d2);
+            memcpy(row, qb + r * p->q[2], (size_t)d * sizeof(uint16_t));
+            if (d & 1) row[d] = 0;
+        }
+        product_bf16(qp, d2, rows, kt, kp, d2, kp, p->scale, scores, kp);
+        masked_softmax(p, t, b, h, r0, rows, scores, kp, inv);
+        for (int64_t r = 0; r < rows; r++) { /* the weights to bf16, 32 at a time (kp is a multiple of 16) */
+            const float *s = scores + r * kp;
+            uint16_t *w = (uint16_t *)(weights + r * k2);
+            int64_t j = 0;
+            for (; j + 32 <= kp; j += 32)
+                _mm512_storeu_si512(w + j, (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(s + j + 16),
+                                                                       _mm512_loadu_ps(s + j)));
+            for (; j < 2 * k2; j++) w[j] = j < kp ? f32_to_bf16(s[j]) : 0;
+        }
+        product_bf16(weights, k2, rows, vp, vpitch, k2, vpitch, 1.0f, tile_out, vpitch);
+        uint16_t *ob = (uint16_t *)t->out + b * p->out[0] + h * p->out[1] + r0 * p->out[2];
+        for (int64_t r = 0; r < rows; r++) {
+            uint16_t *o = ob + r * p->out[2];
+            const float *y = tile_out + r * vpitch;
+            for (int64_t c = 0; c < dv; c++) o[c] = f32_to_bf16(y[c] * inv[r]);
         }
     }
 }
@@ -193,9 +346,9 @@ int vr_attention_execute(void *self, void *stream, int nargs, const exec_arg *ar
     if (nargs < needed) return 1;
     for (int i = 0; i < needed; i++)
         if (p->api.get_handle(args[i].memory, &h[i])) return 1;
-    tensors t = {(const float *)h[0], (const float *)h[1], (const float *)h[2], (const float *)h[4], (float *)h[3]};
+    tensors t = {h[0], h[1], h[2], h[4], h[3]};
     const int64_t units = p->batch * p->heads;
-    const size_t bytes = (size_t)work_floats(p) * sizeof(float);
+    const size_t bytes = p->bf16 ? (size_t)work_bytes_bf16(p) : (size_t)work_floats(p) * sizeof(float);
     int failed = 0;
 #pragma omp parallel
     {
@@ -206,7 +359,8 @@ int vr_attention_execute(void *self, void *stream, int nargs, const exec_arg *ar
         }
 #pragma omp for schedule(static)
         for (int64_t u = 0; u < units; u++)
-            if (work != NULL) run_unit(p, &t, u, work);
+            if (work != NULL && p->bf16) run_unit_bf16(p, &t, u, (char *)work);
+            else if (work != NULL) run_unit(p, &t, u, work);
     }
     return failed ? 3 : 0;
 }
