@@ -63,14 +63,14 @@ class CKernel(Primitive):
     side reads them in that order)."""
 
     entry = ""
+    src_md: ctypes.c_void_p
+    dst_md: ctypes.c_void_p
 
     def __init__(self, lib: Library):
         super().__init__(lib)
         if _ckernels is None:
             raise RuntimeError("the CPU plugin's C kernels are not built (no C compiler at install time)")
         self._entry = _ckernels.entry_points()[self.entry]
-        self.src_md: ctypes.c_void_p
-        self.dst_md: ctypes.c_void_p
 
     def _runtime(self, key: Any) -> list[tuple[int, ctypes.c_void_p]]:
         return [(ARG_SRC, self.src_md), (ARG_DST, self.dst_md)]

@@ -18,7 +18,6 @@
 
 #include "ckernels.h"
 
-#define LANES 16
 #define BLOCK 32    /* query rows whose scores are in the work buffer at a time */
 
 typedef struct {
@@ -30,14 +29,8 @@ typedef struct {
     float scale;
 } attention;
 
-typedef float v16 __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
-typedef float v16u __attribute__((vector_size(64), aligned(4)));
 
-#define INLINE static inline __attribute__((always_inline))
-
-INLINE v16 load(const float *p) { return *(const v16u *)p; }
-INLINE void put(float *p, v16 v) { *(v16u *)p = v; }
 INLINE v16 splat(float x) { return (v16){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
 /* lanes of a where `take` is set (all ones), else of b */
 INLINE v16 blend(v16i take, v16 a, v16 b) { return (v16)(((v16i)a & take) | ((v16i)b & ~take)); }

@@ -22,6 +22,16 @@ typedef struct {
     execute_fn execute;
 } dnnl_api;
 
+/* 16 floats in GCC's vector types: each target_clones variant lowers them to its own registers (one zmm, two ymm,
+ * four xmm) */
+typedef float v16 __attribute__((vector_size(64)));
+typedef float v16u __attribute__((vector_size(64), aligned(4))); /* for unaligned loads and stores */
+#define LANES 16
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE v16 load(const float *p) { return *(const v16u *)p; }
+INLINE void put(float *p, v16 v) { *(v16u *)p = v; }
+
 /* activations applied in a kernel's epilogue */
 enum { ACT_NONE = 0, ACT_RELU = 1, ACT_CLIP = 2 };
 

@@ -22,9 +22,6 @@ typedef struct {
     activation act;
 } gemv;
 
-typedef float v16 __attribute__((vector_size(64)));
-typedef float v16u __attribute__((vector_size(64), aligned(4)));
-
 /* One panel: out[0..PANEL) = x @ panel, 4 accumulators per k step, 2 k steps at a time (8 chains). */
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void panel_product(const float *x, const float *panel, int64_t k, float *out) {
@@ -49,11 +46,10 @@ static void panel_product(const float *x, const float *panel, int64_t k, float *
         a2 += x0 * w[2];
         a3 += x0 * w[3];
     }
-    v16u *o = (v16u *)out;
-    o[0] = a0 + b0;
-    o[1] = a1 + b1;
-    o[2] = a2 + b2;
-    o[3] = a3 + b3;
+    put(out, a0 + b0);
+    put(out + 16, a1 + b1);
+    put(out + 32, a2 + b2);
+    put(out + 48, a3 + b3);
 }
 
 /* y[j] = act(sums[j] + bias[j]) for the `count` columns of a panel */

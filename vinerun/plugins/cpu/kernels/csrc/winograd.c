@@ -13,8 +13,7 @@
 
 #include "ckernels.h"
 
-#define CB 64    /* channels per block of the output epilogue */
-#define LANES 16 /* channels per vector */
+#define CB 64 /* channels per block of the output epilogue */
 
 typedef struct {
     dnnl_api api;
@@ -29,15 +28,7 @@ typedef struct {
     const exec_arg *matmul_args;
 } winograd_conv;
 
-typedef float v16 __attribute__((vector_size(64)));
-typedef float v16u __attribute__((vector_size(64), aligned(4))); /* for unaligned loads and stores */
-
 static const float zeros[LANES]; /* what a tile position in the padding reads */
-
-#define INLINE static inline __attribute__((always_inline))
-
-INLINE v16 load(const float *p) { return *(const v16u *)p; }
-INLINE void put(float *p, v16 v) { *(v16u *)p = v; }
 
 /* B^T x for 6 points (interpolation points 0, -1, 1, -2, 2 and infinity) */
 INLINE void bt6(const v16 x[6], v16 y[6]) {
