@@ -54,7 +54,7 @@ def test_shape_with_runtime_axes():
     axes = Parameter(Type.i64, [1]).output(0)
     assert ReduceSum(_param([2, 3, 4]), axes, keep_dims=True).get_output_partial_shape(0) == PartialShape.dynamic(3)
     assert ReduceSum(_param([2, 3, 4]), axes).get_output_partial_shape(0) == PartialShape.dynamic(2)
-    assert ReduceSum(_param(PartialShape.dynamic()), axes).get_output_partial_shape(0).rank.is_dynamic()
+    assert ReduceSum(_param(PartialShape.dynamic()), axes).get_output_partial_shape(0).rank.is_dynamic
 
 
 def test_empty_axes_reduce_nothing():

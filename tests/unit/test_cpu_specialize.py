@@ -62,7 +62,7 @@ def test_a_repeated_shape_gets_a_static_plan_with_the_same_outputs():
     assert impl.specialized.ready() == [((1, 4, 6, 40),)]
     plan = impl.plan_for([data])
     assert plan is not impl.plan
-    assert all(s.node.get_output_partial_shape(0).is_static() for s in plan.steps)
+    assert all(s.node.get_output_partial_shape(0).is_static for s in plan.steps)
     if library() is not None:
         assert any(isinstance(item, Segment) for item in plan.items)  # static: the convolutions run natively
     got = request.infer([data])[0]
@@ -180,7 +180,7 @@ def test_if_branches_of_a_specialized_plan_are_static():
                     if hasattr(c.cell_contents, "plan")]
     assert len(branch_plans) == 2 and all(isinstance(p, Plan) for p in branch_plans)
     for p in branch_plans:
-        assert all(s.node.get_output_partial_shape(0).is_static() for s in p.steps)
+        assert all(s.node.get_output_partial_shape(0).is_static for s in p.steps)
 
 
 def test_exiting_while_a_plan_compiles_is_clean():

@@ -153,7 +153,7 @@ def test_get_and_set_batch() -> None:
     x = RNG.standard_normal((4, 3, 8, 8)).astype(np.float32)
     np.testing.assert_allclose(_run(model, x)[2:3], _run(_model(), x[2:3]), rtol=1e-5, atol=1e-5)
     ov.set_batch(model, -1)
-    assert model.input().partial_shape[0].is_dynamic()
+    assert model.input().partial_shape[0].is_dynamic
 
 
 def test_get_batch_disagreement_is_reported() -> None:

@@ -24,7 +24,7 @@ def test_unknown_type_is_a_clear_error():
 
 def test_dimension_ranges_and_strings():
     assert str(PartialShape([1, -1, Dimension(2, 5)])) == "[1,?,2..5]"
-    assert Dimension(3).is_static() and Dimension().is_dynamic()
+    assert Dimension(3).is_static and Dimension().is_dynamic
     assert Dimension(2, 5).compatible(4) and not Dimension(2, 5).compatible(6)
     assert Dimension(2, 5).merge(Dimension(4, 8)) == Dimension(4, 5)
     assert PartialShape("[1,3,?,224]") == PartialShape([1, 3, -1, 224])
@@ -32,7 +32,7 @@ def test_dimension_ranges_and_strings():
 
 def test_partial_shape_dynamic_rank_and_to_shape():
     ps = PartialShape.dynamic()
-    assert ps.rank.is_dynamic() and ps.is_dynamic()
+    assert ps.rank.is_dynamic and ps.is_dynamic
     assert PartialShape([2, 3]).to_shape() == Shape([2, 3])
     with pytest.raises(ValueError, match="dynamic"):
         PartialShape([2, -1]).to_shape()

@@ -40,7 +40,7 @@ def fold_values(node: Node, max_elements: int = MAX_FOLD_ELEMENTS) -> list[np.nd
     if not all(o.node.type_name == "Constant" for o in sources):
         return None
     if sum(o.node.get_value().size for o in sources) > max_elements or any(
-            o.partial_shape.is_static() and _elements(o.partial_shape) > max_elements for o in node.outputs()):
+            o.partial_shape.is_static and _elements(o.partial_shape) > max_elements for o in node.outputs()):
         return None
     values = node.evaluate([None if o is None else o.node.get_value() for o in node.input_values()])
     if any(not isinstance(v, (np.ndarray, np.generic)) or np.size(v) > max_elements for v in values):

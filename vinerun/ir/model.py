@@ -267,7 +267,7 @@ class Model:
     result = property(get_result)
 
     def is_dynamic(self) -> bool:
-        return any(o.partial_shape.is_dynamic() for o in (*self.inputs, *self.outputs))
+        return any(o.partial_shape.is_dynamic for o in (*self.inputs, *self.outputs))
 
     # --- editing -----------------------------------------------------------------------
     def validate_nodes_and_infer_types(self) -> None:

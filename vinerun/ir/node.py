@@ -499,7 +499,7 @@ class Node:
 
 def broadcast_shapes(a: PartialShape, b: PartialShape, what: str = "inputs") -> PartialShape:
     """NumPy-style broadcast of two partial shapes; raises ValidationError if incompatible."""
-    if a.rank.is_dynamic() or b.rank.is_dynamic():
+    if a.rank.is_dynamic or b.rank.is_dynamic:
         return PartialShape.dynamic()
     da, db = list(a), list(b)
     n = max(len(da), len(db))
@@ -513,11 +513,11 @@ def broadcast_shapes(a: PartialShape, b: PartialShape, what: str = "inputs") -> 
             out.append(y)
         elif y == 1:
             out.append(x)
-        elif x.is_static() and y.is_static():
+        elif x.is_static and y.is_static:
             if x != y:
                 raise ValidationError(f"{what} shapes {a} and {b} cannot be broadcast together")
             out.append(x)
         else:
             m = x.merge(y)
-            out.append(m if m is not None and (x.is_static() or y.is_static()) else Dimension())
+            out.append(m if m is not None and (x.is_static or y.is_static) else Dimension())
     return PartialShape(out)

@@ -51,14 +51,16 @@ class Dimension:
             return Dimension(int(lo) if lo else 0, int(hi) if hi else -1)
         return Dimension(int(text))
 
+    @property
     def is_static(self) -> bool:
         return self._min == self._max
 
+    @property
     def is_dynamic(self) -> bool:
-        return not self.is_static()
+        return not self.is_static
 
     def get_length(self) -> int:
-        if not self.is_static():
+        if not self.is_static:
             raise ValueError(f"Cannot get the length of dynamic dimension {self}")
         return self._min
 
@@ -93,10 +95,10 @@ class Dimension:
         return other.relaxes(self)
 
     def same_scheme(self, other: Dimension) -> bool:
-        return (self.is_dynamic() and other.is_dynamic()) or self == other
+        return (self.is_dynamic and other.is_dynamic) or self == other
 
     def to_string(self) -> str:
-        if self.is_static():
+        if self.is_static:
             return str(self._min)
         if self._min == 0 and self._max == _INF:
             return "?"
@@ -110,7 +112,7 @@ class Dimension:
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, int):
-            return self.is_static() and self._min == other
+            return self.is_static and self._min == other
         if isinstance(other, Dimension):
             return (self._min, self._max) == (other._min, other._max)
         return NotImplemented
@@ -126,7 +128,7 @@ class Dimension:
 
     def _arith(self, other: Dimension | int, op: Any) -> Dimension:
         o = Dimension(other)
-        if self.is_static() and o.is_static():
+        if self.is_static and o.is_static:
             return Dimension(op(self._min, o._min))
         return Dimension()
 
@@ -166,7 +168,7 @@ class PartialShape:
 
     @staticmethod
     def dynamic(rank: int | Dimension | None = None) -> PartialShape:
-        if rank is None or (isinstance(rank, Dimension) and rank.is_dynamic()):
+        if rank is None or (isinstance(rank, Dimension) and rank.is_dynamic):
             return PartialShape(None)
         return PartialShape([Dimension() for _ in range(int(rank))])
 
@@ -184,11 +186,13 @@ class PartialShape:
     def rank(self) -> Dimension:
         return Dimension() if self._dims is None else Dimension(len(self._dims))
 
+    @property
     def is_static(self) -> bool:
-        return self._dims is not None and all(d.is_static() for d in self._dims)
+        return self._dims is not None and all(d.is_static for d in self._dims)
 
+    @property
     def is_dynamic(self) -> bool:
-        return not self.is_static()
+        return not self.is_static
 
     @property
     def dims(self) -> list[Dimension] | None:
@@ -198,7 +202,7 @@ class PartialShape:
         return self[i]
 
     def to_shape(self) -> Shape:
-        if not self.is_static():
+        if not self.is_static:
             raise ValueError(f"Cannot convert dynamic shape {self} to a static Shape")
         return Shape([d.get_length() for d in self._dims])
 

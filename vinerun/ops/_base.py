@@ -64,7 +64,7 @@ def normalize_axis(axis: int, rank: int, node: Node | None = None) -> int:
 
 def dims_of(shape: PartialShape) -> list[Dimension] | None:
     """The dims list, or None for dynamic rank."""
-    return None if shape.rank.is_dynamic() else list(shape)
+    return None if shape.rank.is_dynamic else list(shape)
 
 
 def static_or_none(values: Any) -> list[int] | None:

@@ -12,7 +12,7 @@ from vinerun.ir.types import Type
 
 def rank_of(shape: PartialShape) -> int | None:
     """The static rank of ``shape``, or None when the rank is dynamic."""
-    return None if shape.rank.is_dynamic() else len(shape)
+    return None if shape.rank.is_dynamic else len(shape)
 
 
 def const_ints(node: Node, i: int) -> list[int] | None:
@@ -62,7 +62,7 @@ def dims_from_values(values: list[int] | None, length: Dimension | None = None) 
     """A shape whose dims are ``values`` if known, else ``length`` dynamic dims (or dynamic rank)."""
     if values is not None:
         return PartialShape([Dimension(v) for v in values])
-    if length is not None and length.is_static():
+    if length is not None and length.is_static:
         return PartialShape.dynamic(length.get_length())
     return PartialShape.dynamic()
 

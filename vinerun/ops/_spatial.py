@@ -89,7 +89,7 @@ def windowed_shape(data: PartialShape, channels: Dimension | int, kernel: Sequen
     mode = check_auto_pad(auto_pad)
     out: list[Dimension | int] = [dims[0], channels]
     for i, d in enumerate(dims[2:]):
-        if d.is_dynamic():
+        if d.is_dynamic:
             out.append(Dimension())
             continue
         size = d.get_length()

@@ -49,9 +49,9 @@ class AffineGrid(Node):
                 raise ValidationError(f"size must have 4 or 5 values, got {dims}")
             return [(et, PartialShape([dims[0], *dims[2:], len(dims) - 2]))]
         sizes = self.get_input_partial_shape(1)
-        if sizes.rank.is_static() and sizes[0].is_static():
+        if sizes.rank.is_static and sizes[0].is_static:
             r = sizes[0].get_length() - 2
-            return [(et, PartialShape([theta[0] if theta.rank.is_static() else Dimension()]
+            return [(et, PartialShape([theta[0] if theta.rank.is_static else Dimension()]
                                       + [Dimension()] * r + [r]))]
         return [(et, PartialShape.dynamic())]
 

@@ -30,7 +30,7 @@ class _ArgReduce(Node):
         et = self.get_input_element_type(0)
         if et.is_static() and et.get_type_name() in ("string",):
             raise ValidationError(f"input element type {et.get_type_name()} is not supported")
-        if shape.rank.is_dynamic():
+        if shape.rank.is_dynamic:
             return [(Type.i64, PartialShape.dynamic())]
         dims = list(shape)
         axis = normalize_axis(self.axis, len(dims), self)

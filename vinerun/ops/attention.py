@@ -106,7 +106,7 @@ class Attention(Node):
         q, k, v = self._in(0), self._in(1), self._in(2)
         t1, t2 = self.get_input_element_type(0), self.get_input_element_type(2)
         dyn = PartialShape.dynamic()
-        if q.rank.is_dynamic() or k.rank.is_dynamic() or v.rank.is_dynamic():
+        if q.rank.is_dynamic or k.rank.is_dynamic or v.rank.is_dynamic:
             return [(t1, dyn), (t1, dyn), (t2, dyn), (t1, dyn)]
         three_d = q.rank.get_length() == 3
         if three_d and (self.q_num_heads <= 0 or self.kv_num_heads <= 0):
@@ -119,7 +119,7 @@ class Attention(Node):
         else:
             batch, hq, sq, hkv, skv, dk, dv = q[0], q[1], q[2], k[1], k[2], k[3], v[3]
         past = self._in(4)
-        total = skv + past[2] if past is not None and past.rank.is_static() else (
+        total = skv + past[2] if past is not None and past.rank.is_static else (
             skv if past is None else Dimension())
         y = [batch, sq, hq * dv] if three_d else [batch, hq, sq, dv]
         return [(t1, PartialShape(y)), (t1, PartialShape([batch, hkv, total, dk])),
@@ -166,4 +166,4 @@ class Attention(Node):
 
 
 def _div(d: Dimension, n: int) -> Dimension:
-    return Dimension(d.get_length() // n) if d.is_static() else Dimension()
+    return Dimension(d.get_length() // n) if d.is_static else Dimension()

@@ -22,9 +22,9 @@ def _numpy_target(data: PartialShape, target: PartialShape) -> PartialShape:
     for i, d in enumerate(data):
         j = rt - rd + i
         t = out[j]
-        if d.is_static() and t.is_static() and d != 1 and d != t:
+        if d.is_static and t.is_static and d != 1 and d != t:
             raise ValidationError(f"data of shape {data} cannot be broadcast to {target}")
-        if t.is_dynamic() and d.is_static() and d != 1:
+        if t.is_dynamic and d.is_static and d != 1:
             out[j] = d
     return PartialShape(out)
 
@@ -97,7 +97,7 @@ class Tile(Node):
             return [(et, PartialShape.dynamic())]
         if reps is None:
             n = shape_length(self, 1)
-            if n is None or n.is_dynamic():
+            if n is None or n.is_dynamic:
                 return [(et, PartialShape.dynamic())]
             return [(et, PartialShape.dynamic(max(r, n.get_length())))]
         if any(v is not None and v < 0 for v in reps):

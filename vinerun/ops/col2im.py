@@ -51,12 +51,12 @@ class Col2Im(Node):
         batch = [ps[0]] if r == 3 else []
         c = Dimension()
         cols = ps[r - 2]
-        if kernel is not None and cols.is_static():
+        if kernel is not None and cols.is_static:
             if cols.get_length() % math.prod(kernel):
                 raise ValidationError(f"dim {cols} is not divisible by the kernel size product {math.prod(kernel)}")
             c = Dimension(cols.get_length() // math.prod(kernel))
             blocks = math.prod(self._blocks(size, kernel))
-            if ps[r - 1].is_static() and ps[r - 1].get_length() != blocks:
+            if ps[r - 1].is_static and ps[r - 1].get_length() != blocks:
                 raise ValidationError(f"the input has {ps[r - 1]} blocks, but the sizes give {blocks}")
         return [(et, PartialShape(batch + [c] + [Dimension(s) for s in size]))]
 

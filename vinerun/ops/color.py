@@ -56,25 +56,25 @@ class _YUV420toRGB(Node):
             if et.is_static() and et != Type.u8 and not et.is_real():
                 raise ValidationError(f"input {i} must be u8 or floating point, got {et.get_type_name()}")
             ps = self.get_input_partial_shape(i)
-            if ps.rank.is_static() and len(ps) != 4:
+            if ps.rank.is_static and len(ps) != 4:
                 raise ValidationError(f"input {i} must be a 4D NHWC tensor, got shape {ps}")
             want = 1 if n == 1 else self.planes[i]
-            if ps.rank.is_static() and ps[3].is_static() and ps[3].get_length() != want:
+            if ps.rank.is_static and ps[3].is_static and ps[3].get_length() != want:
                 raise ValidationError(f"input {i} must have {want} channel(s), got shape {ps}")
 
     def infer(self) -> list:
         self._check()
         et = self.get_input_element_type(0)
         ps = self.get_input_partial_shape(0)
-        if ps.rank.is_dynamic():
+        if ps.rank.is_dynamic:
             return [(et, PartialShape([Dimension(), Dimension(), Dimension(), 3]))]
         n, h, w = ps[0], ps[1], ps[2]
-        if self.get_input_size() == 1 and h.is_static():
+        if self.get_input_size() == 1 and h.is_static:
             if h.get_length() % 3:
                 raise ValidationError(f"a single-plane image needs a height divisible by 3 (H*3/2), got shape {ps}")
             h = Dimension(h.get_length() * 2 // 3)
         for dim, what in ((h, "height"), (w, "width")):
-            if dim.is_static() and dim.get_length() % 2:
+            if dim.is_static and dim.get_length() % 2:
                 raise ValidationError(f"the image {what} must be even for 4:2:0 chroma, got {dim.get_length()}")
         return [(et, PartialShape([n, h, w, 3]))]
 

@@ -93,7 +93,7 @@ class Split(Node):
         ps, et = self.get_input_partial_shape(0), self.get_input_element_type(0)
         axis = _split_axis(self, ps)
         part = Dimension()
-        if axis is not None and ps[axis].is_static():
+        if axis is not None and ps[axis].is_static:
             size = ps[axis].get_length()
             if size % n:
                 raise ValidationError(f"dimension {size} of axis {axis} does not split into {n} equal parts")
@@ -138,12 +138,12 @@ class VariadicSplit(Node):
         lengths = const_ints(self, 2)
         if lengths is None:
             n = self.get_input_partial_shape(2)
-            if rank_of(n) != 1 or n[0].is_dynamic():
+            if rank_of(n) != 1 or n[0].is_dynamic:
                 raise ValidationError("split_lengths must be a 1-D tensor of known length")
             count = n[0].get_length()
             return [(et, PartialShape.dynamic(rank_of(ps)))] * count
         axis = _split_axis(self, ps)
-        size = ps[axis].get_length() if axis is not None and ps[axis].is_static() else None
+        size = ps[axis].get_length() if axis is not None and ps[axis].is_static else None
         resolved = resolve_split_lengths(lengths, size)
         return [(et, s) for s in _split_shapes(ps, axis, [Dimension(v) if v is not None else Dimension()
                                                           for v in resolved])]

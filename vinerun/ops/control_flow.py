@@ -96,9 +96,9 @@ def merge_types(a: Type, b: Type) -> Type:
 
 def merge_shapes(a: PartialShape, b: PartialShape) -> PartialShape:
     """The most precise shape both ``a`` and ``b`` satisfy (dims that differ become dynamic)."""
-    if a.rank.is_dynamic() or b.rank.is_dynamic() or len(a) != len(b):
+    if a.rank.is_dynamic or b.rank.is_dynamic or len(a) != len(b):
         return PartialShape.dynamic()
-    return PartialShape([x if x.is_static() and x == y else Dimension() for x, y in zip(a, b, strict=False)])
+    return PartialShape([x if x.is_static and x == y else Dimension() for x, y in zip(a, b, strict=False)])
 
 
 def body_result_type(body: Model, index: int) -> tuple[Type, PartialShape]:
@@ -117,7 +117,7 @@ def check_parameter_index(body: Model, index: int) -> None:
 def empty_like_result(body: Model, index: int, axis: int) -> np.ndarray:
     """A zero-length array of body result ``index``'s type, empty along ``axis`` (no iterations)."""
     et, ps = body_result_type(body, index)
-    dims = [d.get_length() if d.is_static() else 0 for d in ps] if ps.rank.is_static() else [0]
+    dims = [d.get_length() if d.is_static else 0 for d in ps] if ps.rank.is_static else [0]
     if dims:
         dims[axis if axis >= 0 else axis + len(dims)] = 0
     return np.zeros(dims, dtype=et.to_dtype() if et.is_static() else np.float32)

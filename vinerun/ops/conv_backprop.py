@@ -33,16 +33,16 @@ class BackpropBase(Node):
     def filter_dims(self) -> tuple[int, Dimension, list[int | None]] | None:
         """(groups, C_out, kernel) from the filters' shape; None when its rank is dynamic."""
         filt = self.get_input_partial_shape(1)
-        if filt.rank.is_dynamic():
+        if filt.rank.is_dynamic:
             return None
         dims = list(filt)
         if self.grouped:
             g, _, co, *k = dims
-            groups = g.get_length() if g.is_static() else 0
-            c_out = g * co if g.is_static() and co.is_static() else Dimension()
+            groups = g.get_length() if g.is_static else 0
+            c_out = g * co if g.is_static and co.is_static else Dimension()
         else:
             groups, (_, c_out, *k) = 1, dims
-        return groups, c_out, [d.get_length() if d.is_static() else None for d in k]
+        return groups, c_out, [d.get_length() if d.is_static else None for d in k]
 
     def attrs_for(self, n: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
         strides, dilations, pb, pe, op = per_axis_attrs(self, n, "strides", "dilations", "pads_begin", "pads_end",
@@ -54,7 +54,7 @@ class BackpropBase(Node):
         data = self.get_input_partial_shape(0)
         mode = check_auto_pad(self.auto_pad)
         fd = self.filter_dims()
-        if fd is None or data.rank.is_dynamic():
+        if fd is None or data.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         groups, c_out, kernel = fd
         dims = list(data)
@@ -73,7 +73,7 @@ class BackpropBase(Node):
             return [(et, PartialShape([dims[0], c_out, *spatial]))]
         out: list[Dimension | int] = [dims[0], c_out]
         for i, d in enumerate(dims[2:]):
-            if d.is_dynamic() or kernel[i] is None:
+            if d.is_dynamic or kernel[i] is None:
                 out.append(Dimension())
             else:
                 b, e = (pb[i], pe[i]) if mode == "explicit" else (0, 0)

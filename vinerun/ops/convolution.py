@@ -47,23 +47,23 @@ class ConvolutionBase(Node):
         et = self.get_input_element_type(0)
         data, filt = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
         check_auto_pad(self.auto_pad)
-        if data.rank.is_dynamic() and filt.rank.is_dynamic():
+        if data.rank.is_dynamic and filt.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         groups, fdims = self.groups_of_filters()
-        rank = data.rank.get_length() if data.rank.is_static() else len(fdims)
+        rank = data.rank.get_length() if data.rank.is_static else len(fdims)
         if rank < 3:
             raise ValidationError(f"data must have rank 3 to 5 ([N, C, spatial...]), got {data}")
-        if data.rank.is_dynamic():
+        if data.rank.is_dynamic:
             data = PartialShape.dynamic(rank)
         n = rank - 2
         if len(fdims) != rank:
             raise ValidationError(f"filters {filt} do not match data {data}: spatial ranks differ")
         c_in = data[1]
-        if c_in.is_static() and fdims[1].is_static() and groups is not None:
+        if c_in.is_static and fdims[1].is_static and groups is not None:
             if c_in.get_length() != fdims[1].get_length() * groups:
                 raise ValidationError(f"data has {c_in} channels but the filters {filt} expect "
                                       f"{fdims[1].get_length() * groups}")
-        kernel = [d.get_length() if d.is_static() else None for d in fdims[2:]]
+        kernel = [d.get_length() if d.is_static else None for d in fdims[2:]]
         strides, dilations, pb, pe = self.spatial_attrs(n)
         if None in kernel:
             return [(et, PartialShape([data[0], fdims[0]] + [Dimension()] * n))]
@@ -101,7 +101,7 @@ class Convolution(ConvolutionBase):
 
     def groups_of_filters(self) -> tuple[int | None, list[Dimension]]:
         filt = self.get_input_partial_shape(1)
-        if filt.rank.is_dynamic():
+        if filt.rank.is_dynamic:
             rank = self.get_input_partial_shape(0).rank.get_length()
             return 1, [Dimension()] * rank
         return 1, list(filt)
@@ -121,12 +121,12 @@ class GroupConvolution(ConvolutionBase):
 
     def groups_of_filters(self) -> tuple[int | None, list[Dimension]]:
         filt = self.get_input_partial_shape(1)
-        if filt.rank.is_dynamic():
+        if filt.rank.is_dynamic:
             rank = self.get_input_partial_shape(0).rank.get_length()
             return None, [Dimension()] * rank
         g, co, ci, *k = list(filt)
-        groups = g.get_length() if g.is_static() else None
-        c_out = g * co if g.is_static() and co.is_static() else Dimension()
+        groups = g.get_length() if g.is_static else None
+        c_out = g * co if g.is_static and co.is_static else Dimension()
         return groups, [c_out, ci, *k]
 
     def evaluate(self, inputs: list) -> list:

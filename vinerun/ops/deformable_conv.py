@@ -54,20 +54,20 @@ class DeformableConvolution(ConvolutionBase):
 
     def groups_of_filters(self) -> tuple[int | None, list]:
         filt = self.get_input_partial_shape(2)
-        if filt.rank.is_dynamic():
+        if filt.rank.is_dynamic:
             return self.group, [None] * 4
         return self.group, list(filt)
 
     def infer(self) -> list:
         et = self.get_input_element_type(0)
         data, filt = self.get_input_partial_shape(0), self.get_input_partial_shape(2)
-        if data.rank.is_dynamic() or filt.rank.is_dynamic():
+        if data.rank.is_dynamic or filt.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         if data.rank.get_length() != 4 or filt.rank.get_length() != 4:
             raise ValidationError(f"DeformableConvolution is 2-D: data {data} and filters {filt} must have rank 4")
         if self.group < 1 or self.deformable_group < 1:
             raise ValidationError("group and deformable_group must be positive")
-        kernel = [d.get_length() if d.is_static() else None for d in list(filt)[2:]]
+        kernel = [d.get_length() if d.is_static else None for d in list(filt)[2:]]
         if None in kernel:
             return [(et, PartialShape([data[0], filt[0], -1, -1]))]
         strides, dilations, pb, pe = self.spatial_attrs(2)

@@ -21,7 +21,7 @@ class Det(Node):
         et, shape = self.get_input_element_type(0), self.get_input_partial_shape(0)
         if et.is_static() and not et.is_real():
             raise ValidationError(f"input element type must be floating point, got {et.get_type_name()}")
-        if shape.rank.is_dynamic():
+        if shape.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         dims = list(shape)
         if len(dims) < 2:

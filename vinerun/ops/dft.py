@@ -61,10 +61,10 @@ class _FFTBase(Node):
 
     def infer(self) -> list:
         et, ps = self.get_input_element_type(0), self.get_input_partial_shape(0)
-        if ps.rank.is_dynamic():
+        if ps.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         rank = ps.rank.get_length()
-        if self.complex_input and (rank < 2 or ps[-1].is_static() and ps[-1].get_length() != 2):
+        if self.complex_input and (rank < 2 or ps[-1].is_static and ps[-1].get_length() != 2):
             raise ValidationError(f"a complex input must end in a dimension of 2, got {ps}")
         raw_axes = self.const_input(1)
         raw_sizes = self.const_input(2) if self.get_input_size() > 2 else np.array([])
@@ -130,7 +130,7 @@ class RDFT(_FFTBase):
         n = Dimension(size) if size != -1 else in_len
         if not is_last:
             return n
-        return Dimension(n.get_length() // 2 + 1) if n.is_static() else Dimension()
+        return Dimension(n.get_length() // 2 + 1) if n.is_static else Dimension()
 
     def transform(self, x, axes, sizes):
         z = np.fft.rfftn(x.astype(_work_dtype(x.dtype)), s=_resolve(x.shape, axes, sizes), axes=axes)
@@ -148,7 +148,7 @@ class IRDFT(_FFTBase):
             return Dimension(size)
         if not is_last:
             return in_len
-        return Dimension(2 * (in_len.get_length() - 1)) if in_len.is_static() else Dimension()
+        return Dimension(2 * (in_len.get_length() - 1)) if in_len.is_static else Dimension()
 
     def _out_tail(self) -> list[int]:
         return []
@@ -188,13 +188,13 @@ class STFT(Node):
 
     def infer(self) -> list:
         et, ps = self.get_input_element_type(0), self.get_input_partial_shape(0)
-        if ps.rank.is_dynamic():
+        if ps.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         if ps.rank.get_length() not in (1, 2):
             raise ValidationError(f"signal must be [length] or [batch, length], got {ps}")
         size, step = self.const_input(2), self.const_input(3)
         batch = list(ps)[:-1]
-        if size is None or step is None or ps[-1].is_dynamic():
+        if size is None or step is None or ps[-1].is_dynamic:
             frames, bins = Dimension(), Dimension() if size is None else Dimension(int(size) // 2 + 1)
         else:
             frames = Dimension((ps[-1].get_length() - int(size)) // int(step) + 1)

@@ -87,7 +87,7 @@ class Einsum(Node):
         ellipsis = PartialShape([])
         for i, labels in enumerate(spec.inputs):
             shape = self.get_input_partial_shape(i)
-            if shape.rank.is_dynamic():
+            if shape.rank.is_dynamic:
                 return [(et, PartialShape.dynamic())]
             dims = list(shape)
             n_named = len([c for c in labels if c != ELLIPSIS])

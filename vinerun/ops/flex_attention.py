@@ -34,9 +34,9 @@ class FlexAttention(Node):
         et = self.get_input_element_type(0)
         for i, name in enumerate("QKV"):
             s = self.get_input_partial_shape(i)
-            if s.rank.is_static() and s.rank.get_length() != 4:
+            if s.rank.is_static and s.rank.get_length() != 4:
                 raise ValidationError(f"{name} must be rank 4, got {s}")
-        if q.rank.is_dynamic() or v.rank.is_dynamic():
+        if q.rank.is_dynamic or v.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         return [(et, PartialShape([q[0], q[1], q[2], v[3]]))]
 

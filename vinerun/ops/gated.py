@@ -53,10 +53,10 @@ class CausalConvWithState(Node):
             raise ValidationError(f"activation must be 'none', 'silu' or 'swish', got '{self.activation}'")
         x, w = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
         et = self.get_input_element_type(0)
-        if x.rank.is_static() and x.rank.get_length() != 3:
+        if x.rank.is_static and x.rank.get_length() != 3:
             raise ValidationError(f"input must be 3-D [batch, channels, length], got {x}")
-        k = Dimension(w[2].get_length() - 1) if w.rank.is_static() and w[2].is_static() else Dimension()
-        state = PartialShape([x[0], x[1], k]) if x.rank.is_static() else PartialShape.dynamic()
+        k = Dimension(w[2].get_length() - 1) if w.rank.is_static and w[2].is_static else Dimension()
+        state = PartialShape([x[0], x[1], k]) if x.rank.is_static else PartialShape.dynamic()
         return [(et, x), (et, state)]
 
     def evaluate(self, inputs: list) -> list:

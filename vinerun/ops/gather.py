@@ -143,7 +143,7 @@ class GatherND(Node):
         data, idx = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
         et = self.get_input_element_type(0)
         rd, ri, b = rank_of(data), rank_of(idx), self.batch_dims
-        if rd is None or ri is None or idx[ri - 1].is_dynamic():
+        if rd is None or ri is None or idx[ri - 1].is_dynamic:
             return [(et, PartialShape.dynamic())]
         m = idx[ri - 1].get_length()
         if b < 0 or b >= min(rd, ri):
@@ -185,7 +185,7 @@ class GatherNDV5(GatherND):
         if b <= 1 or rank_of(ps) is None:
             return [(et, ps)]
         batch = list(ps)[:b]
-        flat = Dimension(math.prod(d.get_length() for d in batch)) if all(d.is_static() for d in batch) else Dimension()
+        flat = Dimension(math.prod(d.get_length() for d in batch)) if all(d.is_static for d in batch) else Dimension()
         return [(et, PartialShape([flat] + list(ps)[b:]))]
 
     def evaluate(self, inputs: list) -> list:

@@ -125,17 +125,17 @@ class GridSample(Node):
             raise ValidationError(f"padding_mode must be one of {PADDING_MODES}, got '{self.padding_mode}'")
         et = self.get_input_element_type(0)
         data, grid = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
-        if data.rank.is_dynamic() and grid.rank.is_dynamic():
+        if data.rank.is_dynamic and grid.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
-        if grid.rank.is_dynamic():
+        if grid.rank.is_dynamic:
             return [(et, PartialShape([data[0], data[1]] + [Dimension()] * (data.rank.get_length() - 2)))]
         g = list(grid)
-        if data.rank.is_static() and data.rank.get_length() != len(g):
+        if data.rank.is_static and data.rank.get_length() != len(g):
             raise ValidationError(f"data {data} and grid {grid} must have the same rank")
-        if g[-1].is_static() and g[-1].get_length() != len(g) - 2:
+        if g[-1].is_static and g[-1].get_length() != len(g) - 2:
             raise ValidationError(f"grid {grid} must end in {len(g) - 2} coordinates")
-        n = g[0] if data.rank.is_dynamic() else (data[0].merge(g[0]) or data[0])
-        c = Dimension() if data.rank.is_dynamic() else data[1]
+        n = g[0] if data.rank.is_dynamic else (data[0].merge(g[0]) or data[0])
+        c = Dimension() if data.rank.is_dynamic else data[1]
         return [(et, PartialShape([n, c] + g[1:-1]))]
 
     def evaluate(self, inputs: list) -> list:

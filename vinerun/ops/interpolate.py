@@ -92,13 +92,13 @@ class _ResampleOp(Node):
     def infer(self) -> list:
         self._check_attributes()
         et, ps = self.get_input_element_type(0), self.get_input_partial_shape(0)
-        if ps.rank.is_dynamic():
+        if ps.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         rank = ps.rank.get_length()
         begin, end = self._pads(rank)
         if min(begin + end, default=0) < 0:
             raise ValidationError(f"pads must not be negative, got pads_begin {begin} and pads_end {end}")
-        dims = [d + b + e if d.is_static() else Dimension() for d, b, e in zip(ps, begin, end, strict=True)]
+        dims = [d + b + e if d.is_static else Dimension() for d, b, e in zip(ps, begin, end, strict=True)]
         axes = self._axes(rank)
         target = self.const_input(self._target_index())
         if axes is None:
@@ -113,9 +113,9 @@ class _ResampleOp(Node):
             for a, t in zip(axes, target, strict=True):
                 out[a] = Dimension(int(t))
             return [(et, PartialShape(out))]
-        static = [d.get_length() if d.is_static() else 1 for d in dims]
+        static = [d.get_length() if d.is_static else 1 for d in dims]
         sizes, _ = self._plan(static, target, axes)
-        return [(et, PartialShape([Dimension(s) if d.is_static() else d for s, d in zip(sizes, dims, strict=True)]))]
+        return [(et, PartialShape([Dimension(s) if d.is_static else d for s, d in zip(sizes, dims, strict=True)]))]
 
     def evaluate(self, inputs: list) -> list:
         data = inputs[0]
@@ -213,7 +213,7 @@ class Resize(_ResampleOp):
         if self.shape_calculation_mode == "sizes" and self.keep_aspect_ratio_policy != "stretch":
             ps = self.get_input_partial_shape(0)
             target = self.const_input(1)
-            if ps.is_static() and target is not None:
+            if ps.is_static and target is not None:
                 out, _ = self._plan([d.get_length() for d in ps], target, self._axes(len(ps)))
                 return [(self.get_input_element_type(0), PartialShape(out))]
             return [(self.get_input_element_type(0), PartialShape.dynamic(ps.rank))]

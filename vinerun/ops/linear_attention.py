@@ -37,10 +37,10 @@ class LinearAttention(Node):
         q, k, v = (self.get_input_partial_shape(i) for i in range(3))
         et = self.get_input_element_type(0)
         st = self.get_input_element_type(3) if self.has_input(3) else et
-        if q.rank.is_dynamic() or k.rank.is_dynamic() or v.rank.is_dynamic():
+        if q.rank.is_dynamic or k.rank.is_dynamic or v.rank.is_dynamic:
             return [(et, PartialShape.dynamic()), (st, PartialShape.dynamic())]
-        dk = Dimension(k[2].get_length() // hkv) if k[2].is_static() else Dimension()
-        dv = Dimension(v[2].get_length() // hkv) if v[2].is_static() else Dimension()
+        dk = Dimension(k[2].get_length() // hkv) if k[2].is_static else Dimension()
+        dv = Dimension(v[2].get_length() // hkv) if v[2].is_static else Dimension()
         return [(et, PartialShape([q[0], q[1], dv * hq])), (st, PartialShape([q[0], hkv, dk, dv]))]
 
     def evaluate(self, inputs: list) -> list:

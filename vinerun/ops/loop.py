@@ -71,7 +71,7 @@ class _IteratingOp(Node):
         for d in self.input_descriptions:
             if isinstance(d, SliceInputDescription):
                 ps = self.get_input_partial_shape(d.input_index)
-                if ps.rank.is_dynamic() or not ps[d.axis].is_static():
+                if ps.rank.is_dynamic or not ps[d.axis].is_static:
                     return None
                 counts.append(slice_count(d, ps[d.axis].get_length()))
         return min(counts) if counts else None
@@ -93,7 +93,7 @@ class _IteratingOp(Node):
         for d in self.output_descriptions:
             et, ps = body_result_type(body, d.body_value_index)
             if isinstance(d, ConcatOutputDescription):
-                if ps.rank.is_static():
+                if ps.rank.is_static:
                     dims = list(ps)
                     axis = d.axis if d.axis >= 0 else d.axis + len(dims)
                     dims[axis] = Dimension(iters * d.part_size) if iters is not None else Dimension()

@@ -59,18 +59,18 @@ class _Loss(Node):
         if self.reduction not in REDUCTIONS:
             raise ValidationError(f"reduction must be one of {list(REDUCTIONS)}, got '{self.reduction}'")
         scores, target = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
-        if scores.rank.is_static():
+        if scores.rank.is_static:
             if scores.rank.get_length() < 2:
                 raise ValidationError(f"scores must have shape [N, C, ...], got {scores}")
-            if target.rank.is_static():
+            if target.rank.is_static:
                 expected = PartialShape([scores[0]] + list(scores)[2:])
                 if not target.compatible(expected):
                     raise ValidationError(f"target shape {target} does not match scores shape {scores}")
         if self.reduction != "none":
             return et, PartialShape([])
-        if target.rank.is_static():
+        if target.rank.is_static:
             return et, target
-        if scores.rank.is_static():
+        if scores.rank.is_static:
             return et, PartialShape([scores[0]] + list(scores)[2:])
         return et, PartialShape.dynamic()
 

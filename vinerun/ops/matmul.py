@@ -21,7 +21,7 @@ class MatMul(Node):
     def infer(self) -> list:
         a, b = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
         et = self.get_input_element_type(0)
-        if a.rank.is_dynamic() or b.rank.is_dynamic():
+        if a.rank.is_dynamic or b.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         da, db = list(a), list(b)
         if len(da) == 0 or len(db) == 0:

@@ -57,10 +57,10 @@ class ArrayFeatureExtractor(Node):
 
     def infer(self) -> list:
         ps, ips = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
-        if ps.rank.is_dynamic():
+        if ps.rank.is_dynamic:
             return [(self.get_input_element_type(0), PartialShape.dynamic())]
         n = Dimension()
-        if ips.is_static():
+        if ips.is_static:
             n = Dimension(int(np.prod([d.get_length() for d in ips], dtype=np.int64)))
         lead = [Dimension(1)] if len(ps) == 1 else list(ps)[:-1]
         return [(self.get_input_element_type(0), PartialShape([*lead, n]))]

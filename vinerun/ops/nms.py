@@ -72,9 +72,9 @@ class NonMaxSuppression(Node):
         if self.output_type not in (Type.i32, Type.i64):
             raise ValidationError(f"output_type must be i32 or i64, got {self.output_type}")
         boxes, scores = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
-        if boxes.rank.is_static() and (boxes.rank.get_length() != 3 or boxes[2].is_static() and boxes[2] != 4):
+        if boxes.rank.is_static and (boxes.rank.get_length() != 3 or boxes[2].is_static and boxes[2] != 4):
             raise ValidationError(f"boxes must be [batch, num_boxes, 4], got {boxes}")
-        if scores.rank.is_static() and scores.rank.get_length() != 3:
+        if scores.rank.is_static and scores.rank.get_length() != 3:
             raise ValidationError(f"scores must be [batch, num_classes, num_boxes], got {scores}")
         score_type = self.get_input_element_type(1)
         return [(self.output_type, PartialShape([Dimension(), 3])), (score_type, PartialShape([Dimension(), 3])),

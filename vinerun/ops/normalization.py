@@ -39,7 +39,7 @@ def axes_value(node: Node, i: int, rank: int, values: np.ndarray | None = None) 
 def like_data_with_axes(node: Node) -> list:
     """One output like the data (input 0), once the constant axes (input 1) are checked against its rank."""
     data = node.get_input_partial_shape(0)
-    if data.rank.is_static():
+    if data.rank.is_static:
         axes_value(node, 1, data.rank.get_length())
     return [(node.get_input_element_type(0), data)]
 
@@ -55,7 +55,7 @@ class BatchNormInference(Node):
         if self.epsilon < 0:
             raise ValidationError(f"epsilon must be non-negative, got {self.epsilon}")
         data = self.get_input_partial_shape(0)
-        if data.rank.is_static() and data.rank.get_length() < 2:
+        if data.rank.is_static and data.rank.get_length() < 2:
             raise ValidationError(f"data must have rank >= 2, got {data}")
         return [(self.get_input_element_type(0), data)]
 
@@ -113,11 +113,11 @@ class GroupNormalization(Node):
         data = self.get_input_partial_shape(0)
         if self.num_groups < 1:
             raise ValidationError(f"num_groups must be positive, got {self.num_groups}")
-        if data.rank.is_static():
+        if data.rank.is_static:
             if data.rank.get_length() < 2:
                 raise ValidationError(f"data must have rank >= 2, got {data}")
             c = data[1]
-            if c.is_static() and c.get_length() % self.num_groups:
+            if c.is_static and c.get_length() % self.num_groups:
                 raise ValidationError(f"{c} channels do not split into {self.num_groups} groups")
         return [(self.get_input_element_type(0), data)]
 

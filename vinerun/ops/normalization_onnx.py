@@ -38,7 +38,7 @@ class TrailingNorm(Node):
         if self.stash_type not in (1, 10, 11, 16):
             raise ValidationError(f"stash_type {self.stash_type} is not a floating-point ONNX type")
         data = self.get_input_partial_shape(0)
-        if data.rank.is_static():
+        if data.rank.is_static:
             self.first_axis(data.rank.get_length())
         return data
 
@@ -54,7 +54,7 @@ class LayerNormalization(TrailingNorm):
         data = self.check()
         et = self.get_input_element_type(0)
         stat_type = Type.from_onnx(self.stash_type)
-        if data.rank.is_dynamic():
+        if data.rank.is_dynamic:
             stats = PartialShape.dynamic()
         else:
             axis = self.first_axis(data.rank.get_length())
@@ -107,7 +107,7 @@ class BatchNormalization(Node):
     def infer(self) -> list:
         float_input_types(self, 5)
         data = self.get_input_partial_shape(0)
-        if data.rank.is_static() and data.rank.get_length() < 2:
+        if data.rank.is_static and data.rank.get_length() < 2:
             raise ValidationError(f"data must have rank >= 2, got {data}")
         return [(self.get_input_element_type(0), data),
                 (self.get_input_element_type(3), self.get_input_partial_shape(3)),

@@ -57,7 +57,7 @@ class Pad(Node):
             raise ValidationError(f"pads_begin {begin} and pads_end {end} must have one value per axis ({r})")
         out = []
         for d, b, e in zip(ps, begin, end, strict=True):
-            if d.is_dynamic():
+            if d.is_dynamic:
                 out.append(Dimension())
                 continue
             n = d.get_length() + b + e

@@ -53,7 +53,7 @@ class PoolBase(Node):
         data = self.get_input_partial_shape(0)
         if self.rounding_type not in self.roundings:
             raise ValidationError(f"rounding_type '{self.rounding_type}' is not one of {self.roundings}")
-        if data.rank.is_dynamic():
+        if data.rank.is_dynamic:
             return PartialShape.dynamic()
         n = data.rank.get_length() - 2
         if n < 1:

@@ -69,7 +69,7 @@ class MaxUnpool(Node):
         kernel, strides, pb, pe = per_axis_attrs(self, n, "kernel", "strides", "pads_begin", "pads_end")
         out = list(dims[:2])
         for i, d in enumerate(dims[2:]):
-            if isinstance(d, Dimension) and d.is_dynamic():
+            if isinstance(d, Dimension) and d.is_dynamic:
                 out.append(Dimension())
             else:
                 out.append((int(d) - 1) * strides[i] + kernel[i] - pb[i] - pe[i])
@@ -83,9 +83,9 @@ class MaxUnpool(Node):
             if value is not None:
                 return [(et, PartialShape([int(v) for v in value.reshape(-1)]))]
             n = self.get_input_partial_shape(2)
-            rank = n[0] if n.rank.is_static() and n[0].is_static() else None
+            rank = n[0] if n.rank.is_static and n[0].is_static else None
             return [(et, PartialShape.dynamic(rank.get_length() if rank is not None else None))]
-        if data.rank.is_dynamic():
+        if data.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         return [(et, PartialShape(self.default_shape(list(data))))]
 

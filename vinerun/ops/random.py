@@ -148,11 +148,11 @@ class Multinomial(Node):
 
     def infer(self) -> list:
         ps = self.get_input_partial_shape(0)
-        if ps.rank.is_static() and len(ps) != 2:
+        if ps.rank.is_static and len(ps) != 2:
             raise ValidationError(f"the input must be [batch, classes], got {ps}")
         if self.dtype not in (Type.i32, Type.i64):
             raise ValidationError(f"dtype must be i32 or i64, got {self.dtype.get_type_name()}")
-        batch = ps[0] if ps.rank.is_static() else -1
+        batch = ps[0] if ps.rank.is_static else -1
         return [(self.dtype, PartialShape([batch, self.sample_size]))]
 
     def evaluate(self, inputs: list) -> list:

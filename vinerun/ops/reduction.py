@@ -54,10 +54,10 @@ class ArithmeticReduction(Node):
         if axes_et.is_static() and not axes_et.is_integral_number():
             raise ValidationError(f"axes must be an integer tensor, got {axes_et.get_type_name()}")
         axes_shape = self.get_input_partial_shape(1)
-        if axes_shape.rank.is_static() and axes_shape.rank.get_length() > 1:
+        if axes_shape.rank.is_static and axes_shape.rank.get_length() > 1:
             raise ValidationError(f"axes must be a scalar or a 1-D tensor, got shape {axes_shape}")
         shape = self.get_input_partial_shape(0)
-        if shape.rank.is_dynamic():
+        if shape.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         rank = shape.rank.get_length()
         axes = self.const_input(1)
@@ -65,7 +65,7 @@ class ArithmeticReduction(Node):
             return [(et, reduced_shape(shape, normalize_axes(axes, rank, self), self.keep_dims))]
         if self.keep_dims:
             return [(et, PartialShape.dynamic(rank))]
-        if axes_shape.is_static():
+        if axes_shape.is_static:
             n = int(np.prod([d.get_length() for d in axes_shape])) if len(axes_shape) else 1
             if n == 0:
                 return [(et, shape)]

@@ -47,7 +47,7 @@ def reshape_target(in_dims: list[Dimension] | None, pattern: list[int | None], s
     copied = {i for i, v in enumerate(pattern) if v == 0 and special_zero} if in_dims is not None else set()
     rest_in = [d for i, d in enumerate(in_dims or []) if i not in copied]
     known = [d for i, d in enumerate(out) if pattern[i] != -1 and i not in copied]
-    if in_dims is not None and all(d.is_static() for d in rest_in + known):
+    if in_dims is not None and all(d.is_static for d in rest_in + known):
         total = math.prod(d.get_length() for d in rest_in)
         rest = math.prod(d.get_length() for d in known)
         if -1 in pattern:
@@ -93,16 +93,16 @@ def _squeeze_axes(node: Node, ps: PartialShape) -> list[int] | None:
     if axes is None or r is None:
         return None
     if not axes:
-        if any(d.is_dynamic() for d in ps):
+        if any(d.is_dynamic for d in ps):
             return None
         return [i for i, d in enumerate(ps) if d == 1]
     axes = sorted(set(normalize_axes(axes, r)))
     if getattr(node, "allow_axis_skip", False):
-        if any(ps[a].is_dynamic() for a in axes):
+        if any(ps[a].is_dynamic for a in axes):
             return None
         return [a for a in axes if ps[a] == 1]
     for a in axes:
-        if ps[a].is_static() and ps[a] != 1:
+        if ps[a].is_static and ps[a] != 1:
             raise ValidationError(f"cannot squeeze axis {a}: its dimension is {ps[a]}, not 1")
     return axes
 
@@ -120,7 +120,7 @@ class Squeeze(Node):
         if axes is None:
             r = rank_of(ps)
             n = shape_length(self, 1) if self.get_input_size() > 1 else None
-            if r is not None and n is not None and n.is_static() and n.get_length() > 0:
+            if r is not None and n is not None and n.is_static and n.get_length() > 0:
                 return [(et, PartialShape.dynamic(r - n.get_length()))]
             return [(et, PartialShape.dynamic())]
         return [(et, PartialShape([d for i, d in enumerate(ps) if i not in axes]))]
@@ -162,7 +162,7 @@ class Unsqueeze(Node):
             return [(et, PartialShape.dynamic())]
         if axes is None:
             n = shape_length(self, 1)
-            return [(et, PartialShape.dynamic(r + n.get_length()) if n is not None and n.is_static()
+            return [(et, PartialShape.dynamic(r + n.get_length()) if n is not None and n.is_static
                      else PartialShape.dynamic())]
         return [(et, PartialShape(_unsqueezed(list(ps), axes)))]
 

@@ -35,9 +35,9 @@ class _Sequence(Node):
     def infer(self) -> list:
         et = self.get_input_element_type(0)
         x = self.get_input_partial_shape(0)
-        if x.rank.is_static() and x.rank.get_length() != 3:
+        if x.rank.is_static and x.rank.get_length() != 3:
             raise ValidationError(f"X must be 3-D [batch, seq, input], got {x}")
-        batch, seq = (x[0], x[1]) if x.rank.is_static() else (Dimension(), Dimension())
+        batch, seq = (x[0], x[1]) if x.rank.is_static else (Dimension(), Dimension())
         nd = len(eng.directions(self.direction))
         hid = self.hidden_size
         return ([(et, PartialShape([batch, nd, seq, hid]))]

@@ -28,9 +28,9 @@ class _Cell(Node):
 
     def infer(self) -> list:
         x = self.get_input_partial_shape(0)
-        if x.rank.is_static() and x.rank.get_length() != 2:
+        if x.rank.is_static and x.rank.get_length() != 2:
             raise ValidationError(f"X must be 2-D [batch, input], got {x}")
-        batch = x[0] if x.rank.is_static() else Dimension()
+        batch = x[0] if x.rank.is_static else Dimension()
         return [(self.get_input_element_type(0), PartialShape([batch, self.hidden_size]))] * self.num_outputs
 
     def _activations(self) -> list[eng.Activation]:

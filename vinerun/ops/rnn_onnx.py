@@ -36,7 +36,7 @@ class _OnnxRecurrent(Node):
 
     def _dims(self) -> tuple[Dimension, Dimension]:
         x = self.get_input_partial_shape(0)
-        if x.rank.is_dynamic():
+        if x.rank.is_dynamic:
             return Dimension(), Dimension()
         if x.rank.get_length() != 3:
             raise ValidationError(f"X must be 3-D, got {x}")

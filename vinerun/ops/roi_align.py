@@ -92,12 +92,12 @@ class ROIAlign(Node):
         if self.pooled_h <= 0 or self.pooled_w <= 0:
             raise ValidationError(f"pooled_h and pooled_w must be positive, got {self.pooled_h}, {self.pooled_w}")
         data, rois = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
-        if data.rank.is_static() and data.rank.get_length() != 4:
+        if data.rank.is_static and data.rank.get_length() != 4:
             raise ValidationError(f"data must be 4-D [N, C, H, W], got {data}")
-        if rois.rank.is_static() and (rois.rank.get_length() != 2 or rois[1].is_static() and rois[1] != 4):
+        if rois.rank.is_static and (rois.rank.get_length() != 2 or rois[1].is_static and rois[1] != 4):
             raise ValidationError(f"rois must be [num_rois, 4], got {rois}")
-        num = rois[0] if rois.rank.is_static() else Dimension()
-        c = data[1] if data.rank.is_static() else Dimension()
+        num = rois[0] if rois.rank.is_static else Dimension()
+        c = data[1] if data.rank.is_static else Dimension()
         return [(self.get_input_element_type(0), PartialShape([num, c, self.pooled_h, self.pooled_w]))]
 
     def evaluate(self, inputs: list) -> list:

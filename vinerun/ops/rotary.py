@@ -24,9 +24,9 @@ class RotaryEmbedding(Node):
 
     def infer(self) -> list:
         x = self.get_input_partial_shape(0)
-        if x.rank.is_static() and x.rank.get_length() not in (3, 4):
+        if x.rank.is_static and x.rank.get_length() not in (3, 4):
             raise ValidationError(f"input must be 3-D or 4-D, got {x}")
-        if x.rank.is_static() and x.rank.get_length() == 3 and self.num_heads <= 0:
+        if x.rank.is_static and x.rank.get_length() == 3 and self.num_heads <= 0:
             raise ValidationError("a 3-D input needs the num_heads attribute")
         return [(self.get_input_element_type(0), x)]
 

@@ -27,7 +27,7 @@ class ScaledDotProductAttention(Node):
     def infer(self) -> list:
         q, k, v = (self.get_input_partial_shape(i) for i in range(3))
         et = self.get_input_element_type(0)
-        if q.rank.is_dynamic() or k.rank.is_dynamic() or v.rank.is_dynamic():
+        if q.rank.is_dynamic or k.rank.is_dynamic or v.rank.is_dynamic:
             return [(et, PartialShape.dynamic())]
         for name, s in (("query", q), ("key", k), ("value", v)):
             if s.rank.get_length() < 3:

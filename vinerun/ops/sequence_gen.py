@@ -75,7 +75,7 @@ class Eye(Node):
             batch = const_ints(self, 3)
             if batch is None:
                 n = shape_length(self, 3)
-                if n is None or n.is_dynamic():
+                if n is None or n.is_dynamic:
                     return [(self.output_type, PartialShape.dynamic())]
                 return [(self.output_type, PartialShape.dynamic(n.get_length() + 2))]
             dims = [Dimension(b) for b in batch] + dims

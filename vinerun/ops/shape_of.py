@@ -26,14 +26,14 @@ class ShapeOf(Node):
     def static_value(self) -> np.ndarray | None:
         """The output, when input 0's shape is static (lets translators and passes fold it)."""
         ps = self.get_input_partial_shape(0)
-        if not ps.is_static():
+        if not ps.is_static:
             return None
         return np.array([int(d) for d in ps], dtype=self.output_type.to_dtype())
 
     def partial_value(self) -> list[int | None] | None:
         """The input's dims, None where dynamic (see ``_shape_helpers.partial_ints``)."""
         ps = self.get_input_partial_shape(0)
-        return None if rank_of(ps) is None else [d.get_length() if d.is_static() else None for d in ps]
+        return None if rank_of(ps) is None else [d.get_length() if d.is_static else None for d in ps]
 
     def evaluate(self, inputs: list) -> list:
         return [np.array(np.shape(inputs[0]), dtype=self.output_type.to_dtype())]
@@ -59,7 +59,7 @@ class Size(Node):
     def static_value(self) -> np.ndarray | None:
         """The output, when input 0's shape is static."""
         ps = self.get_input_partial_shape(0)
-        return np.array(int(np.prod([int(d) for d in ps])), dtype=np.int64) if ps.is_static() else None
+        return np.array(int(np.prod([int(d) for d in ps])), dtype=np.int64) if ps.is_static else None
 
     def evaluate(self, inputs: list) -> list:
         return [np.array(np.size(inputs[0]), dtype=np.int64)]

@@ -59,7 +59,7 @@ class Slice(Node):
         axes = const_ints(self, 4) if self.has_input(4) else None
         if any(v is None for v in vals) or (self.has_input(4) and axes is None):
             n = shape_length(self, 1)
-            if axes is None and not self.has_input(4) and n is not None and n.is_static():
+            if axes is None and not self.has_input(4) and n is not None and n.is_static:
                 return [(et, PartialShape([Dimension() if i < n.get_length() else d for i, d in enumerate(ps)]))]
             return [(et, PartialShape.dynamic(r))]
         win = self._windows(r, *vals, axes)  # type: ignore[arg-type]
@@ -67,7 +67,7 @@ class Slice(Node):
         for i, d in enumerate(ps):
             if i not in win:
                 out.append(d)
-            elif d.is_static():
+            elif d.is_static:
                 out.append(Dimension(slice_length(d.get_length(), *win[i])))
             else:
                 out.append(Dimension())
@@ -147,7 +147,7 @@ class StridedSlice(Node):
         stride = const_ints(self, 3) if self.has_input(3) else []
         n = len(begin) if begin is not None else shape_length(self, 1)
         if isinstance(n, Dimension):
-            n = n.get_length() if n.is_static() else None
+            n = n.get_length() if n.is_static else None
         if r is None or n is None:
             return [(et, PartialShape.dynamic())]
         known = begin is not None and end is not None and stride is not None
@@ -159,7 +159,7 @@ class StridedSlice(Node):
                 out.append(Dimension(1))
             elif kind == "slice":
                 d = ps[axis]
-                if known and d.is_static():
+                if known and d.is_static:
                     w = self._window(i, begin, end, stride)  # type: ignore[arg-type]
                     out.append(Dimension(len(range(*w.indices(d.get_length())))))
                 else:

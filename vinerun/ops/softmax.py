@@ -24,7 +24,7 @@ class _AxisOp(Node):
             raise ValidationError(f"input element type must be floating point, got {et.get_type_name()}")
         if not self.allow_negative_axis and self.axis < 0:
             raise ValidationError(f"axis must be non-negative in {self.version}, got {self.axis}")
-        if shape.rank.is_static():
+        if shape.rank.is_static:
             normalize_axis(self.axis, shape.rank.get_length(), self)
         return [(et, shape)]
 

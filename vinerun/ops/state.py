@@ -100,7 +100,7 @@ class ReadValue(Node):
                 raise ValidationError(f"init value shape {ishape} does not fit variable '{info.variable_id}' "
                                       f"shape {shape}")
             et = iet if et.is_dynamic() else et
-            shape = ishape if shape.rank.is_dynamic() else shape
+            shape = ishape if shape.rank.is_dynamic else shape
         return [(et, shape)]
 
     def evaluate(self, inputs: list) -> list:
@@ -112,7 +112,7 @@ class ReadValue(Node):
         if inputs and inputs[0] is not None:
             return [np.array(inputs[0], dtype=et.to_dtype(), copy=True)]
         shape = info.data_shape
-        if not shape.is_static():
+        if not shape.is_static:
             raise ValidationError(f"variable '{info.variable_id}' has no init value and a dynamic shape {shape}")
         return [np.zeros([d.get_length() for d in shape], et.to_dtype())]
 

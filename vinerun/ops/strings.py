@@ -45,7 +45,7 @@ class StringSplit(Node):
 
     def infer(self) -> list:
         ps = self.get_input_partial_shape(0)
-        pieces = PartialShape.dynamic() if ps.rank.is_dynamic() else PartialShape([*ps, Dimension()])
+        pieces = PartialShape.dynamic() if ps.rank.is_dynamic else PartialShape([*ps, Dimension()])
         return [(Type.string, pieces), (Type.i64, ps)]
 
     def evaluate(self, inputs: list) -> list:
@@ -77,9 +77,9 @@ class StringNormalizer(Node):
         if self.case_change_action not in ("LOWER", "UPPER", "NONE"):
             raise ValidationError(f"case_change_action must be LOWER, UPPER or NONE, got {self.case_change_action!r}")
         ps = self.get_input_partial_shape(0)
-        if ps.rank.is_static() and not (len(ps) == 1 or (len(ps) == 2 and ps[0].compatible(1))):
+        if ps.rank.is_static and not (len(ps) == 1 or (len(ps) == 2 and ps[0].compatible(1))):
             raise ValidationError(f"the input must have shape [C] or [1, C], got {ps}")
-        rank = 1 if ps.rank.is_dynamic() else len(ps)
+        rank = 1 if ps.rank.is_dynamic else len(ps)
         return [(Type.string, PartialShape([1] * (rank - 1) + [Dimension()]))]
 
     def evaluate(self, inputs: list) -> list:
@@ -163,7 +163,7 @@ class TfIdfVectorizer(Node):
         self._pool()
         width = Dimension(max(self.ngram_indexes, default=-1) + 1)
         ps = self.get_input_partial_shape(0)
-        if ps.rank.is_dynamic():
+        if ps.rank.is_dynamic:
             return [(Type.f32, PartialShape.dynamic())]
         if len(ps) not in (1, 2):
             raise ValidationError(f"the input must be 1-D or 2-D, got {ps}")

@@ -60,7 +60,7 @@ class TopK(Node):
             if k < 0:
                 raise ValidationError(f"k must not be negative, got {k}")
             d = dims[axis]
-            dims[axis] = Dimension(min(k, d.get_length())) if d.is_static() else Dimension(k)
+            dims[axis] = Dimension(min(k, d.get_length())) if d.is_static else Dimension(k)
         else:
             dims[axis] = Dimension()
         return [(et, PartialShape(dims)), (it, PartialShape(dims))]
@@ -127,7 +127,7 @@ class Unique(Node):
         et, ps = self.get_input_element_type(0), self.get_input_partial_shape(0)
         r = rank_of(ps)
         if self.get_input_size() < 2:
-            n = ps.to_shape() if ps.is_static() else None
+            n = ps.to_shape() if ps.is_static else None
             total = Dimension(int(np.prod(n))) if n is not None else Dimension()
             uniq = PartialShape([Dimension()])
         else:

@@ -28,7 +28,7 @@ class _Optimizer(Node):
     def infer(self) -> list:
         n = self._n()
         for i, what in ((0, "R"), (1, "T")):
-            if self.get_input_partial_shape(i).rank.is_static() and len(self.get_input_partial_shape(i)) != 0:
+            if self.get_input_partial_shape(i).rank.is_static and len(self.get_input_partial_shape(i)) != 0:
                 raise ValidationError(f"{what} must be a scalar, got shape {self.get_input_partial_shape(i)}")
         ins = [(self.get_input_element_type(2 + k), self.get_input_partial_shape(2 + k))
                for k in range(self.groups_in * n)]

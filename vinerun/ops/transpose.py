@@ -76,7 +76,7 @@ class DepthToSpace(_BlockRearrange):
             return [(et, PartialShape.dynamic())]
         k, bs = r - 2, self.block_size
         c = ps[1]
-        if c.is_static():
+        if c.is_static:
             if c.get_length() % bs**k:
                 raise ValidationError(f"channels ({c}) must be divisible by block_size^{k} = {bs**k}")
             c = Dimension(c.get_length() // bs**k)
@@ -108,9 +108,9 @@ class SpaceToDepth(_BlockRearrange):
         k, bs = r - 2, self.block_size
         spatial = []
         for d in list(ps)[2:]:
-            if d.is_static() and d.get_length() % bs:
+            if d.is_static and d.get_length() % bs:
                 raise ValidationError(f"spatial dim {d} is not divisible by block_size {bs}")
-            spatial.append(Dimension(d.get_length() // bs) if d.is_static() else Dimension())
+            spatial.append(Dimension(d.get_length() // bs) if d.is_static else Dimension())
         return [(et, PartialShape([ps[0], ps[1] * bs**k] + spatial))]
 
     def evaluate(self, inputs: list) -> list:

@@ -78,7 +78,7 @@ class TreeEnsemble(Node):
         if any(not 0 <= t < self.n_targets for t in self.leaf_targetids):
             raise ValidationError(f"a leaf_targetids entry is outside [0, {self.n_targets})")
         ps = self.get_input_partial_shape(0)
-        batch = ps[0] if ps.rank.is_static() and len(ps) >= 1 else -1
+        batch = ps[0] if ps.rank.is_static and len(ps) >= 1 else -1
         return [(self.get_input_element_type(0), PartialShape([batch, self.n_targets]))]
 
     def _member_sets(self) -> dict[int, set[float]]:

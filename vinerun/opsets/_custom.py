@@ -71,7 +71,7 @@ def read_value(*args: Any, variable_type: Any = None, variable_shape: Any = None
     init_out = as_input(init, var.info.data_type if var.info.data_type.is_static() else None)
     if var.info.data_type.is_dynamic():
         var.info.data_type = init_out.element_type
-    if var.info.data_shape.rank.is_dynamic() and variable_shape is None and not isinstance(args[-1], Variable):
+    if var.info.data_shape.rank.is_dynamic and variable_shape is None and not isinstance(args[-1], Variable):
         var.info.data_shape = init_out.partial_shape
     return ReadValue(init_out, variable=var, name=name)
 

@@ -59,7 +59,7 @@ class VariableState:
             got = Tensor.wrap(arr).element_type.get_type_name()
             raise InputError(f"Variable '{self.name}' holds {et.get_type_name()}; cannot set a {got} state "
                              f"(convert it first, e.g. array.astype(np.{np.dtype(et.to_dtype()).name}))")
-        if shape.rank.is_static() and (len(arr.shape) != len(shape) or not shape.compatible(list(arr.shape))):
+        if shape.rank.is_static and (len(arr.shape) != len(shape) or not shape.compatible(list(arr.shape))):
             raise InputError(f"Variable '{self.name}' has shape {shape}; cannot set a state of shape "
                              f"{list(arr.shape)}")
         self._store[self.name] = np.array(arr, copy=True)
@@ -91,7 +91,7 @@ def constant_value(output: Output) -> np.ndarray | None:
 
 def _zeros(info: VariableInfo) -> np.ndarray:
     shape = info.data_shape
-    dims = [0] if shape.rank.is_dynamic() else [d.get_length() if d.is_static() else 0 for d in shape]
+    dims = [0] if shape.rank.is_dynamic else [d.get_length() if d.is_static else 0 for d in shape]
     dtype = info.data_type.to_dtype() if info.data_type.is_static() else np.float32
     return np.zeros(dims, dtype)
 

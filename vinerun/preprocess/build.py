@@ -63,7 +63,7 @@ def permutation(src: Layout, dst: Layout, where: str) -> list[int]:
 
 
 def _scaled(d: Dimension, num: int, den: int) -> Dimension:
-    return Dimension(d.get_length() * num // den) if d.is_static() else Dimension()
+    return Dimension(d.get_length() * num // den) if d.is_static else Dimension()
 
 
 def _tensor_shape(info: InputInfo, model_shape: PartialShape, model_layout: Layout | None,
@@ -72,7 +72,7 @@ def _tensor_shape(info: InputInfo, model_shape: PartialShape, model_layout: Layo
     if t.shape is not None:
         return t.shape
     shape = model_shape
-    if layout is not None and model_layout is not None and layout != model_layout and shape.rank.is_static():
+    if layout is not None and model_layout is not None and layout != model_layout and shape.rank.is_static:
         perm = permutation(model_layout, layout, where)
         shape = PartialShape([shape[i] for i in perm])
     if t.spatial is not None:
@@ -89,7 +89,7 @@ def _plane_shapes(color: ColorFormat, shape: PartialShape, where: str) -> list[P
     """One shape per plane of an NHWC image of ``shape`` (whose C is the model's 3 channels)."""
     if color == ColorFormat.UNDEFINED or color in (ColorFormat.RGB, ColorFormat.BGR):
         return [shape]
-    if shape.rank.is_dynamic() or len(shape) != 4:
+    if shape.rank.is_dynamic or len(shape) != 4:
         raise ValidationError(f"{where}: color format {color.name} needs a 4D NHWC tensor, got shape {shape}")
     n, h, w, _ = list(shape)
     if color in (ColorFormat.RGBX, ColorFormat.BGRX):
@@ -168,7 +168,7 @@ def _apply(v: _Value, step: Step, model_type: Type, model_layout: Layout | None,
             if model_layout is None or not (model_layout.has_name("H") and model_layout.has_name("W")):
                 raise ValidationError(f"{v.where}: resize() without a size needs model().set_layout(...) with H and W")
             dims = [model_shape[model_layout.get_index_by_name(n) % len(model_shape)] for n in "HW"]
-            if not all(d.is_static() for d in dims):
+            if not all(d.is_static for d in dims):
                 raise ValidationError(f"{v.where}: resize() without a size needs a static model H and W, "
                                       f"the model's shape is {model_shape}")
             h, w = (d.get_length() for d in dims)
@@ -181,7 +181,7 @@ def _apply(v: _Value, step: Step, model_type: Type, model_layout: Layout | None,
     elif name == "reverse_channels":
         c = v.axis("C", "reverse_channels")
         dim = v.out.partial_shape[c]
-        if not dim.is_static():
+        if not dim.is_static:
             raise ValidationError(f"{v.where}: reverse_channels() needs a static channel count")
         idx = np.arange(dim.get_length())[::-1].copy()
         v.planes = [ops.gather(v.out, ops.constant(idx), ops.constant(np.int64(c))).output(0)]

@@ -188,7 +188,7 @@ class InferRequest:
         if index in self._inputs:
             return Tensor.wrap(self._inputs[index])
         port = self.model_inputs[index]
-        if port.partial_shape.is_static() and port.element_type.is_static():
+        if port.partial_shape.is_static and port.element_type.is_static():
             t = Tensor(port.element_type, list(port.get_shape()))
             self._inputs[index] = t.data
             return t

@@ -92,7 +92,7 @@ def _cast(arr: np.ndarray, want: Type, label: str, strict: bool = True) -> np.nd
 
 def _fits(expected: PartialShape, got: tuple[int, ...]) -> bool:
     """Whether a shape ``got`` is one of ``expected`` (each dimension within its bounds)."""
-    if expected.rank.is_dynamic():
+    if expected.rank.is_dynamic:
         return True
     return len(expected) == len(got) and all(
         d.get_min_length() <= g and (d.get_max_length() == -1 or g <= d.get_max_length())
@@ -114,7 +114,7 @@ class InputPorts:
         self._checks: list[tuple[np.dtype | None, tuple[tuple[int, int], ...] | None] | None] = []
         for p in ports:
             want, shape = p.element_type, p.partial_shape
-            bounds = None if shape.rank.is_dynamic() else tuple((d.get_min_length(), d.get_max_length())
+            bounds = None if shape.rank.is_dynamic else tuple((d.get_min_length(), d.get_max_length())
                                                                  for d in shape)
             self._checks.append(None if _is_passthrough(p) else
                                 (np.dtype(want.to_dtype()) if want.is_static() else None, bounds))

@@ -111,7 +111,7 @@ def _specs(ports: list[Any], taken: set[str] | None = None, inputs: bool = False
     for i, port in enumerate(ports):
         prefer = getattr(getattr(port, "node", None), "friendly_name", None) if inputs else None
         name = _port_name(port, i, taken or set(), prefer)
-        shape = [-1 if d.is_dynamic() else d.get_length() for d in port.get_partial_shape()]
+        shape = [-1 if d.is_dynamic else d.get_length() for d in port.get_partial_shape()]
         specs.append(TensorSpec(name, from_element_type(port.get_element_type()), shape))
     return specs
 
@@ -127,7 +127,7 @@ def _reshape(model: Any, cfg: ModelConfig) -> None:
         else:
             new = {}
             for port in model.inputs:
-                dims = [-1 if d.is_dynamic() else d.get_length() for d in port.get_partial_shape()]
+                dims = [-1 if d.is_dynamic else d.get_length() for d in port.get_partial_shape()]
                 if dims:
                     new[port.get_any_name()] = [cfg.batch_size, *dims[1:]]
             model.reshape(new)

@@ -297,7 +297,7 @@ def _reshape(model: Model, args: argparse.Namespace) -> None:
     if args.b:
         for i, port in enumerate(inputs):
             shape = shapes.get(i, port.get_partial_shape())
-            if shape.rank.is_dynamic() or len(shape) == 0:
+            if shape.rank.is_dynamic or len(shape) == 0:
                 continue
             layout = port.node.get_layout()
             axis = layout.get_index_by_name("N") if layout.has_name("N") else 0
@@ -310,7 +310,7 @@ def _reshape(model: Model, args: argparse.Namespace) -> None:
         model.reshape(shapes)
     static = [InputInfo(port_name(p), p.get_element_type(), p.get_partial_shape(), p.node.get_layout(),
                         [[int(d) for d in p.get_partial_shape().to_shape()]]) for p in model.inputs
-              if p.get_partial_shape().is_static()]
+              if p.get_partial_shape().is_static]
     info(f"Model batch size: {args.b or batch_size(static)}")
 
 

@@ -80,7 +80,7 @@ def parse_partial_shape(text: str, flag: str, input_name: str) -> PartialShape:
 
 def parse_static_shape(text: str, flag: str, input_name: str) -> list[int]:
     shape = parse_partial_shape(text, flag, input_name)
-    if not shape.is_static():
+    if not shape.is_static:
         raise BenchmarkArgumentError(f"{flag}: shape [{text}] for input '{input_name}' must be static "
                                      "(data is generated with this shape)")
     return [int(d) for d in shape.to_shape()]

@@ -36,7 +36,7 @@ class InputInfo:
 
     @property
     def is_dynamic(self) -> bool:
-        return not self.partial_shape.is_static()
+        return not self.partial_shape.is_static
 
 
 def port_name(port: Output) -> str:
@@ -56,7 +56,7 @@ def input_infos(inputs: list[Output], data_shapes: dict[int, list[list[int]]]) -
                 if not pshape.compatible(PartialShape(s)):
                     raise InputError(f"-data_shape: shape {s} for input '{name}' does not fit its model shape "
                                      f"{pshape}")
-        elif pshape.is_static():
+        elif pshape.is_static:
             shapes = [[int(d) for d in pshape.to_shape()]]
         else:
             raise InputError(f"Input '{name}' has a dynamic shape {pshape}: give the shape of its data with "

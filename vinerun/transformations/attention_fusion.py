@@ -66,7 +66,7 @@ def _scalar(out: Output) -> float | None:
 
 def _static(out: Output) -> list[int] | None:
     shape = out.partial_shape
-    return [d.get_length() for d in shape] if shape.is_static() else None
+    return [d.get_length() for d in shape] if shape.is_static else None
 
 
 def _split_source(out: Output, used_by: Node) -> tuple[Output, int, list[Node]] | None:
@@ -125,7 +125,7 @@ def _scores(softmax: Node) -> tuple[Node, float, Output | None, list[Node]] | No
 
 def match_attention(softmax: Node) -> AttentionMatch | None:
     """The attention block around a Softmax (None when it is not one)."""
-    if softmax.type_name != "Softmax" or softmax.get_output_partial_shape(0).rank.is_dynamic():
+    if softmax.type_name != "Softmax" or softmax.get_output_partial_shape(0).rank.is_dynamic:
         return None
     rank = softmax.get_output_partial_shape(0).rank.get_length()
     et = softmax.get_output_element_type(0).get_type_name()
@@ -137,7 +137,7 @@ def match_attention(softmax: Node) -> AttentionMatch | None:
             or ctx.input_value(0).node is not softmax:
         return None
     qk, scale, mask, between = found
-    if mask is not None and (mask.element_type.get_type_name() != et or mask.partial_shape.rank.is_dynamic()
+    if mask is not None and (mask.element_type.get_type_name() != et or mask.partial_shape.rank.is_dynamic
                              or mask.partial_shape.rank.get_length() > 4):
         return None
     q, k, v = qk.input_value(0), qk.input_value(1), ctx.input_value(1)
@@ -147,7 +147,7 @@ def match_attention(softmax: Node) -> AttentionMatch | None:
             return None
         nodes.append(k.node)
         k = k.node.input_value(0)
-    if any(t.partial_shape.rank.is_dynamic() or t.partial_shape.rank.get_length() != 4
+    if any(t.partial_shape.rank.is_dynamic or t.partial_shape.rank.get_length() != 4
            or t.element_type.get_type_name() != et for t in (q, k, v)):
         return None
     match = AttentionMatch([q, k, v], scale, mask)

@@ -78,7 +78,7 @@ def _add_step(cur: Node, add: Node, rank: int, et: str) -> ChainStep | None:
             return ChainStep(add, "bias", position, other)
         return None
     shape, oshape = cur.get_output_partial_shape(0), other.partial_shape
-    if shape.is_static() and oshape.is_static() and list(shape) == list(oshape) \
+    if shape.is_static and oshape.is_static and list(shape) == list(oshape) \
             and other.element_type.get_type_name() == et:
         return ChainStep(add, "sum", position, other)
     return None
@@ -99,7 +99,7 @@ def match_chain(conv: Node) -> ConvChain | None:
         return None
     et = conv.get_output_element_type(0).get_type_name()
     rank = conv.get_output_partial_shape(0).rank
-    if et not in _FLOATS or rank.is_dynamic():
+    if et not in _FLOATS or rank.is_dynamic:
         return None
     chain = ConvChain(conv)
     allowed = ["bias", "activation", "sum", "activation"]  # the order links may come in

@@ -64,7 +64,7 @@ def match_layer_norm(mvn: Node) -> LayerNormMatch | None:
         return None
     shape = mvn.get_output_partial_shape(0)
     et = mvn.get_output_element_type(0).get_type_name()
-    if et not in _FLOATS or shape.rank.is_dynamic() or shape[shape.rank.get_length() - 1].is_dynamic():
+    if et not in _FLOATS or shape.rank.is_dynamic or shape[shape.rank.get_length() - 1].is_dynamic:
         return None
     rank = shape.rank.get_length()
     if not _last_axis_only(mvn, rank):

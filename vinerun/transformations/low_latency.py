@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 
 def _initializer(init: Output, use_const_initializer: bool) -> Output:
-    if use_const_initializer and init.partial_shape.is_static() and init.element_type.is_static():
+    if use_const_initializer and init.partial_shape.is_static and init.element_type.is_static():
         zeros = np.zeros([int(d) for d in init.get_shape()], init.element_type.to_dtype())
         return Constant(zeros, name=f"{init.node.friendly_name}/zero_init").output(0)
     return init
@@ -56,11 +56,11 @@ def _single_step(op: Node, model: Model) -> None:
             continue
         src = op.input_value(d.input_index)
         whole_axis = (d.start, d.end) in ((0, -1), (-1, 0))
-        if not isinstance(src.node, Parameter) or not whole_axis or src.partial_shape.rank.is_dynamic():
+        if not isinstance(src.node, Parameter) or not whole_axis or src.partial_shape.rank.is_dynamic:
             continue
         dims = list(src.partial_shape)
         axis = d.axis if d.axis >= 0 else d.axis + len(dims)
-        if dims[axis].is_static() and dims[axis].get_length() != d.part_size:
+        if dims[axis].is_static and dims[axis].get_length() != d.part_size:
             dims[axis] = d.part_size
             src.node.set_partial_shape(PartialShape(dims))
 

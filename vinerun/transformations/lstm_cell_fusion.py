@@ -77,12 +77,12 @@ def _other(node: Node, out: Output) -> Output | None:
 
 def _f32_2d(out: Output) -> bool:
     shape = out.partial_shape
-    return out.element_type.get_type_name() == "f32" and shape.rank.is_static() and shape.rank.get_length() == 2
+    return out.element_type.get_type_name() == "f32" and shape.rank.is_static and shape.rank.get_length() == 2
 
 
 def _static(out: Output, axis: int) -> int | None:
     d = out.partial_shape[axis]
-    return d.get_length() if d.is_static() else None
+    return d.get_length() if d.is_static else None
 
 
 def _linear(sum_out: Output, width: int) -> tuple[list[tuple[Output, np.ndarray, Node]], np.ndarray, list[Node]] | None:

@@ -26,7 +26,7 @@ def _bias_step(cur: Node, add: Node, rank: int, et: str) -> ChainStep | None:
     n = cur.get_output_partial_shape(0)[rank - 1]
     if value.ndim == 0 or value.ndim > rank or any(d != 1 for d in value.shape[:-1]):
         return None
-    if value.shape[-1] != 1 and (n.is_dynamic() or value.shape[-1] != n.get_length()):
+    if value.shape[-1] != 1 and (n.is_dynamic or value.shape[-1] != n.get_length()):
         return None
     return ChainStep(add, "bias", position, other)
 
@@ -38,7 +38,7 @@ def _sum_step(cur: Node, add: Node, et: str) -> ChainStep | None:
     other = ins[1 - position]
     shape, oshape = cur.get_output_partial_shape(0), other.partial_shape
     if other.node is cur or isinstance(other.node, Constant) or other.element_type.get_type_name() != et \
-            or not (shape.is_static() and oshape.is_static()) or list(shape) != list(oshape):
+            or not (shape.is_static and oshape.is_static) or list(shape) != list(oshape):
         return None
     return ChainStep(add, "sum", position, other)
 
@@ -49,7 +49,7 @@ def match_matmul_chain(matmul: Node) -> ConvChain | None:
         return None
     et = matmul.get_output_element_type(0).get_type_name()
     rank = matmul.get_output_partial_shape(0).rank
-    if matmul.input_value(1).node.get_value().ndim != 2 or et not in _FLOATS or rank.is_dynamic() \
+    if matmul.input_value(1).node.get_value().ndim != 2 or et not in _FLOATS or rank.is_dynamic \
             or matmul.get_input_partial_shape(0).rank.get_length() < 2:
         return None
     chain = ConvChain(matmul)

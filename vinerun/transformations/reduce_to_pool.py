@@ -29,12 +29,12 @@ def global_pool_size(node: Node) -> tuple[int, int] | None:
         return None
     shape = node.get_input_partial_shape(0)
     axes = node.const_input(1)
-    if axes is None or shape.rank.is_dynamic() or shape.rank.get_length() != 4:
+    if axes is None or shape.rank.is_dynamic or shape.rank.get_length() != 4:
         return None
     if sorted({int(a) % 4 for a in np.asarray(axes).reshape(-1)}) != [2, 3] or np.asarray(axes).size != 2:
         return None
     h, w = shape[2], shape[3]
-    if not (h.is_static() and w.is_static()) or h.get_length() == 0 or w.get_length() == 0:
+    if not (h.is_static and w.is_static) or h.get_length() == 0 or w.get_length() == 0:
         return None
     return h.get_length(), w.get_length()
 

@@ -28,7 +28,7 @@ def single_step(node: Node) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     if node.activations and [a.lower() for a in node.activations] != _DEFAULT:
         return None
     x = node.get_input_partial_shape(0)
-    if not x.is_static() or x.to_shape()[1] != 1:
+    if not x.is_static or x.to_shape()[1] != 1:
         return None
     lengths = node.const_input(3)
     weights = [node.const_input(i) for i in (4, 5, 6)]

@@ -251,7 +251,7 @@ def _schema_function(node: onnx.NodeProto, inputs: list[Output | None], domain: 
                 types.append(onnx.TypeProto().SerializeToString())
                 continue
             ps = o.partial_shape
-            shape = None if ps.rank.is_dynamic() else [d.get_length() if d.is_static() else None for d in ps]
+            shape = None if ps.rank.is_dynamic else [d.get_length() if d.is_static else None for d in ps]
             types.append(helper.make_tensor_type_proto(o.element_type.onnx_code, shape).SerializeToString())
         try:
             raw = schema.get_context_dependent_function_with_opset_version(opset, node.SerializeToString(), types)

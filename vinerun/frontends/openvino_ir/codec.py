@@ -71,7 +71,7 @@ def join_names(names: set[str] | list[str]) -> str:
 # --- shapes ----------------------------------------------------------------------------------
 def shape_text(shape: PartialShape) -> str:
     """``[1,3,?,2..5]`` -> ``"1,3,?,2..5"``; dynamic rank -> ``"..."``; a scalar -> ``""``."""
-    if shape.rank.is_dynamic():
+    if shape.rank.is_dynamic:
         return "..."
     return ",".join(d.to_string() for d in shape)
 
@@ -88,7 +88,7 @@ def parse_shape(text: str) -> PartialShape:
 
 def port_dim(d: Dimension) -> str:
     """A port ``<dim>``: static length, else -1 (ranges live only in Parameter's ``shape``)."""
-    return str(d.get_length()) if d.is_static() else "-1"
+    return str(d.get_length()) if d.is_static else "-1"
 
 
 # --- attribute values ------------------------------------------------------------------------

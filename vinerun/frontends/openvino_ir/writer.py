@@ -71,7 +71,7 @@ def _should_compress(node: Node) -> bool:
 
 
 def _dims(parent: ET.Element, shape: PartialShape) -> None:
-    if shape.rank.is_dynamic():
+    if shape.rank.is_dynamic:
         return
     for d in shape:
         ET.SubElement(parent, "dim").text = codec.port_dim(d)

@@ -50,7 +50,7 @@ def _winograd_allowed(values: PropertyValues) -> bool:
 
 
 def _dynamic_inputs(model: Model) -> bool:
-    return any(p.get_output_partial_shape(0).is_dynamic() for p in model.get_parameters())
+    return any(p.get_output_partial_shape(0).is_dynamic for p in model.get_parameters())
 
 
 class CPUCompiledModel(ICompiledModel):

@@ -53,18 +53,18 @@ class FusedAttention(_Fused):
         s = list(self.get_input_partial_shape(i))
         if "qkv"[i] not in self.split:
             return s
-        if len(s) != 3 or s[2].is_dynamic() or self.heads <= 0 or s[2].get_length() % self.heads:
+        if len(s) != 3 or s[2].is_dynamic or self.heads <= 0 or s[2].get_length() % self.heads:
             raise ValidationError(f"FusedAttention '{self.friendly_name}': input {i} {s} does not split into "
                                   f"{self.heads} heads")
         return [s[0], Dimension(self.heads), s[1], Dimension(s[2].get_length() // self.heads)]
 
     def infer(self) -> list:
         et = self.get_input_element_type(0)
-        if any(self.get_input_partial_shape(i).rank.is_dynamic() for i in range(3)):
+        if any(self.get_input_partial_shape(i).rank.is_dynamic for i in range(3)):
             return [(et, PartialShape.dynamic())]
         q, v = self._head_shape(0), self._head_shape(2)
         if self.merge:
-            dv = v[3].get_length() * q[1].get_length() if v[3].is_static() and q[1].is_static() else -1
+            dv = v[3].get_length() * q[1].get_length() if v[3].is_static and q[1].is_static else -1
             return [(et, PartialShape([q[0], q[2], Dimension(dv) if dv >= 0 else Dimension.dynamic()]))]
         return [(et, PartialShape([q[0], q[1], q[2], v[3]]))]
 

@@ -50,7 +50,7 @@ def wide_inputs(node: Node) -> frozenset[int]:
 def has_bf16_kernel(node: Node) -> bool:
     """Input 0 has a static rank (the bf16 kernels need it; others would run the NumPy reference in bf16), and
     an upsampling is one the oneDNN kernel takes (whole-factor nearest)."""
-    if node.get_input_size() == 0 or not node.get_input_partial_shape(0).rank.is_static():
+    if node.get_input_size() == 0 or not node.get_input_partial_shape(0).rank.is_static:
         return False
     return node.type_name not in RESAMPLERS or whole_factor_nearest(node)
 

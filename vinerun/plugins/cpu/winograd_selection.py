@@ -22,7 +22,7 @@ def chosen(node: Node) -> bool:
     """Whether ``node`` (a FusedConvolution) computes what the Winograd kernel does, where it pays."""
     x, w = node.get_input_partial_shape(0), node.input_value(1)
     if (node.conv_type != "Convolution" or node.get_input_element_type(0) != Type.f32  # type: ignore[attr-defined]
-            or node.get_output_element_type(0) != Type.f32 or not x.is_static() or x.rank.get_length() != 4
+            or node.get_output_element_type(0) != Type.f32 or not x.is_static or x.rank.get_length() != 4
             or w.node.type_name != "Constant"):
         return False
     size = [int(d) for d in x.to_shape()]

@@ -54,7 +54,7 @@ PWL_OPS = {"Sigmoid", "Tanh", "Relu", "PRelu", "SoftSign", "Exp", "Log", "Power"
 
 def _shape(node: Node, index: int = 0, output: bool = True) -> list[int]:
     ps = node.get_output_partial_shape(index) if output else node.input_value(index).get_partial_shape()
-    return [d.get_length() if d.is_static() else 1 for d in ps]
+    return [d.get_length() if d.is_static else 1 for d in ps]
 
 
 def layer_macs(node: Node) -> int:

@@ -92,8 +92,8 @@ _ENDS = frozenset({"Parameter", "Result", "Constant"})
 
 
 def _static(node: Node) -> bool:
-    return all(node.get_output_partial_shape(i).is_static() for i in range(node.get_output_size())) and all(
-        v.get_partial_shape().is_static() for v in node.input_values())
+    return all(node.get_output_partial_shape(i).is_static for i in range(node.get_output_size())) and all(
+        v.get_partial_shape().is_static for v in node.input_values())
 
 
 def _exact_layer(node: Node) -> bool:

@@ -125,7 +125,7 @@ class _Checker:
     # --- helpers -------------------------------------------------------------------------------
     def shape(self, out: Output) -> list[int]:
         ps = out.get_partial_shape()
-        if not ps.is_static():
+        if not ps.is_static:
             raise self.fail(f"Layer {out.node.friendly_name} (type {out.node.type_name}) has a dynamic shape {ps}",
                             "GNA needs static shapes; reshape the model first")
         return [d.get_length() for d in ps]

@@ -28,7 +28,7 @@ def _port_name(port: Output) -> str:
 def _why_not_port(port: Output, what: str, layout: Layout | None) -> str:
     name = f"{what} '{_port_name(port)}'"
     shape = port.get_partial_shape()
-    if shape.is_dynamic():
+    if shape.is_dynamic:
         return f"{name} has a dynamic shape {shape}"
     if len(shape) == 0:
         return f"{name} is a scalar (no batch dimension)"
@@ -72,7 +72,7 @@ def batched_model(model: Model, size: int) -> tuple[Model | None, str]:
     for before, after in zip(model.outputs, batched.outputs, strict=True):
         want = [size, *list(before.get_shape())[1:]]
         got = after.get_partial_shape()
-        if got.is_dynamic() or list(got.to_shape()) != want:
+        if got.is_dynamic or list(got.to_shape()) != want:
             return None, (f"output '{_port_name(before)}' does not scale with the batch: {got} at batch {size}, "
                           f"expected {want}")
     return batched, ""

@@ -32,7 +32,7 @@ from vinerun.ops.reshape import Squeeze, Unsqueeze
 
 def loose_shape(ps: PartialShape) -> PartialShape:
     """Same rank, every dim dynamic: a loop-carried value may change its size between iterations."""
-    return PartialShape.dynamic() if ps.rank.is_dynamic() else PartialShape([Dimension()] * len(ps))
+    return PartialShape.dynamic() if ps.rank.is_dynamic else PartialShape([Dimension()] * len(ps))
 
 
 def _normalize(axis: int, rank: int | None, what: str) -> int:
@@ -107,7 +107,7 @@ def _with_squeezed_parameters(body: Model, indices: list[int], axes: list[int]) 
     for i, axis in zip(indices, axes, strict=False):
         old = params[i]
         ps = old.get_output_partial_shape(0)
-        shape = PartialShape.dynamic() if ps.rank.is_dynamic() else PartialShape(
+        shape = PartialShape.dynamic() if ps.rank.is_dynamic else PartialShape(
             list(ps)[:axis] + [Dimension(1)] + list(ps)[axis:])
         new = Parameter(old.get_output_element_type(0), shape, name=old.friendly_name)
         new.output(0).set_names(old.output(0).get_names())
@@ -123,10 +123,10 @@ def scan_iterator(body: Model, states: list[Output], scans: list[Output], captur
     n, m = len(states), len(scans)
     params = body.get_parameters()
     k = len(body.get_results()) - n
-    in_axes = [_normalize(a, None if s.partial_shape.rank.is_dynamic() else len(s.partial_shape), "scan_input_axes")
+    in_axes = [_normalize(a, None if s.partial_shape.rank.is_dynamic else len(s.partial_shape), "scan_input_axes")
                for a, s in zip(in_axes, scans, strict=False)]
     out_ranks = [body.get_results()[n + j].get_output_partial_shape(0).rank for j in range(k)]
-    out_axes = [_normalize(a, None if r.is_dynamic() else r.get_length() + 1, "scan_output_axes")
+    out_axes = [_normalize(a, None if r.is_dynamic else r.get_length() + 1, "scan_output_axes")
                 for a, r in zip(out_axes, out_ranks, strict=False)]
     body = _with_squeezed_parameters(body, list(range(n, n + m)), in_axes)
     body = _with_unsqueezed_results(body, list(range(n, n + k)), out_axes)
@@ -149,7 +149,7 @@ def scan_iterator(body: Model, states: list[Output], scans: list[Output], captur
 
 
 def _drop_axis(ps: PartialShape, axis: int) -> PartialShape:
-    if ps.rank.is_dynamic():
+    if ps.rank.is_dynamic:
         return ps
     dims = list(ps)
     del dims[axis if axis >= 0 else axis + len(dims)]

@@ -35,7 +35,7 @@ def auto_pad(ctx) -> str:
 def spatial_rank(ctx, *candidates: Output) -> int:
     """Number of spatial axes, from the first candidate with a static rank (or ``kernel_shape``)."""
     for out in candidates:
-        if out is not None and out.partial_shape.rank.is_static():
+        if out is not None and out.partial_shape.rank.is_static:
             return out.partial_shape.rank.get_length() - 2
     if ctx.has_attr("kernel_shape"):
         return len(ctx.attr("kernel_shape"))
@@ -53,7 +53,7 @@ def window_attrs(ctx, n: int) -> dict:
 
 def static_dims(out: Output) -> list[int] | None:
     ps = out.partial_shape
-    return None if ps.is_dynamic() else [int(d) for d in ps.to_shape()]
+    return None if ps.is_dynamic else [int(d) for d in ps.to_shape()]
 
 
 def reshape(out: Output, shape: Sequence[int]) -> Output:

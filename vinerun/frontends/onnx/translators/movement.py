@@ -73,8 +73,8 @@ def split_v18(ctx: NodeContext) -> list[Output]:
         return _split(ctx, x, axis, ctx.optional_input(1))
     n = ctx.attr("num_outputs")
     ps = x.partial_shape
-    dim = ps[axis] if ps.rank.is_static() else None
-    if dim is None or dim.is_dynamic():
+    dim = ps[axis] if ps.rank.is_static else None
+    if dim is None or dim.is_dynamic:
         return fold(Split(x, i64(axis), num_splits=n))
     size = dim.get_length()
     chunk = -(-size // n)
@@ -131,7 +131,7 @@ def _wrap_pad(x: Output, begin: Output, end: Output, rank: int) -> Output:
 
 def _pad(ctx: NodeContext, x: Output, mode: str, pads: Output, value: Output | None, axes: Output | None) -> Output:
     rank = x.partial_shape.rank
-    if rank.is_dynamic():
+    if rank.is_dynamic:
         raise ctx.unsupported("Pad needs an input of known rank")
     if mode not in ("constant", "reflect", "edge", "wrap"):
         raise ctx.unsupported(f"unknown pad mode '{mode}'")

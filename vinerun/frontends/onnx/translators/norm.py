@@ -27,7 +27,7 @@ def axes_const(axes: list[int]) -> Output:
 
 
 def known_rank(ctx, x: Output) -> int:
-    if x.partial_shape.rank.is_dynamic():
+    if x.partial_shape.rank.is_dynamic:
         raise ctx.unsupported("the input rank must be known")
     return x.partial_shape.rank.get_length()
 
@@ -60,7 +60,7 @@ def layer_norm(ctx):
     x = ctx.input(0)
     axis, eps = ctx.attr("axis", -1), ctx.attr("epsilon", 1e-5)
     stats_used = ctx.output_used(1) or ctx.output_used(2)
-    if stats_used or x.partial_shape.rank.is_dynamic():
+    if stats_used or x.partial_shape.rank.is_dynamic:
         inputs = [x, ctx.input(1)] + ([ctx.input(2)] if ctx.has_input(2) else [])
         node = LayerNormalization(inputs, axis=axis, epsilon=eps, stash_type=ctx.attr("stash_type", 1))
         return node.outputs()

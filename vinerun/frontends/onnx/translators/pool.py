@@ -86,14 +86,14 @@ def lp_pool(ctx):
 def global_pool(ctx, kind: str):
     x = ctx.input(0)
     ps = x.partial_shape
-    if ps.rank.is_static() and all(d.is_static() for d in list(ps)[2:]):
+    if ps.rank.is_static and all(d.is_static for d in list(ps)[2:]):
         kernel = [d.get_length() for d in list(ps)[2:]]
         if kind == "max":
             return MaxPool(x, kernel=kernel).output(0)
         if kind == "avg":
             return AvgPool(x, kernel=kernel).output(0)
         return LpPool(x, kernel=kernel, p=ctx.attr("p", 2)).output(0)
-    if ps.rank.is_dynamic() or kind == "lp":
+    if ps.rank.is_dynamic or kind == "lp":
         raise ctx.unsupported("global pooling over dynamic spatial dims needs a known rank")
     reduce_op = get_op_class("ReduceMax" if kind == "max" else "ReduceMean", "opset1")
     axes = Constant(np.arange(2, ps.rank.get_length(), dtype=np.int64)).output(0)

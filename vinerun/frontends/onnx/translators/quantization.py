@@ -55,7 +55,7 @@ def dynamic_quantize_linear(ctx):
 
 def _rank(out: Output) -> int | None:
     ps = out.partial_shape
-    return None if ps.rank.is_dynamic() else ps.rank.get_length()
+    return None if ps.rank.is_dynamic else ps.rank.get_length()
 
 
 def _centered(ctx, x: Output, zero_point: Output | None, per_row: bool) -> Output:
@@ -119,9 +119,9 @@ def _conv(ctx, x: Output, w: Output) -> Output:
     if group == 1:
         return Convolution(x, w, **attrs).output(0)
     ws = w.partial_shape
-    if ws.rank.is_dynamic() or not ws[0].is_static():
+    if ws.rank.is_dynamic or not ws[0].is_static:
         raise ctx.unsupported("grouped integer convolution needs filters of static shape")
-    shape = [group, ws[0].get_length() // group] + [-1 if d.is_dynamic() else d.get_length() for d in list(ws)[1:]]
+    shape = [group, ws[0].get_length() // group] + [-1 if d.is_dynamic else d.get_length() for d in list(ws)[1:]]
     wg = Reshape(w, ctx.constant(np.asarray(shape, np.int64)), special_zero=False).output(0)
     return GroupConvolution(x, wg, **attrs).output(0)
 

@@ -26,11 +26,11 @@ _DEFAULT_AXES_INPUT_SINCE = 18
 
 def _statically_empty(axes: Output) -> bool:
     shape = axes.partial_shape
-    return shape.is_static() and len(shape) == 1 and shape[0].get_length() == 0
+    return shape.is_static and len(shape) == 1 and shape[0].get_length() == 0
 
 
 def _all_axes(ctx: NodeContext, x: Output) -> Output:
-    if x.partial_shape.rank.is_dynamic():
+    if x.partial_shape.rank.is_dynamic:
         raise ctx.unsupported("reducing over all axes needs the input's rank, which is unknown")
     return ctx.constant(np.arange(x.partial_shape.rank.get_length(), dtype=np.int64))
 

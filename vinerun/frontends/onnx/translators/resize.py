@@ -20,7 +20,7 @@ def _nonempty(ctx, i: int) -> bool:
     if value is not None:
         return value.size > 0
     ps = ctx.input(i).partial_shape
-    return not (ps.rank.is_static() and len(ps) == 1 and ps[0].is_static() and ps[0].get_length() == 0)
+    return not (ps.rank.is_static and len(ps) == 1 and ps[0].is_static and ps[0].get_length() == 0)
 
 
 def _resize(ctx, mode: str, ctm: str, nearest_mode: str, scales_index: int, sizes_index: int | None):

@@ -64,7 +64,7 @@ def flatten(ctx: NodeContext) -> Output:
     x = ctx.input(0)
     axis = ctx.attr("axis", 1)
     if axis < 0:
-        if x.partial_shape.rank.is_dynamic():
+        if x.partial_shape.rank.is_dynamic:
             raise ctx.unsupported("a negative axis needs an input of known rank")
         axis += len(x.partial_shape)
     if axis == 0:

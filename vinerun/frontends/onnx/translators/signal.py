@@ -37,7 +37,7 @@ def _complexify(ctx, x: Output) -> Output:
 def _dft(ctx, axis: Output):
     x = ctx.input(0)
     ps = x.partial_shape
-    if ps.rank.is_dynamic() or ps[-1].is_dynamic() or ps[-1].get_length() not in (1, 2):
+    if ps.rank.is_dynamic or ps[-1].is_dynamic or ps[-1].get_length() not in (1, 2):
         raise ctx.unsupported(f"the signal must end in a static dimension of 1 or 2, got {ps}")
     is_real = ps[-1].get_length() == 1
     inverse, onesided = bool(ctx.attr("inverse", 0)), bool(ctx.attr("onesided", 0))
@@ -79,7 +79,7 @@ def dft20(ctx):
 def stft(ctx):
     signal = ctx.input(0)
     ps = signal.partial_shape
-    if ps.rank.is_dynamic() or ps[-1] != 1:
+    if ps.rank.is_dynamic or ps[-1] != 1:
         raise ctx.unsupported(f"only real signals [batch, length, 1] are supported, got {ps}")
     if not ctx.attr("onesided", 1):
         raise ctx.unsupported("onesided=0")

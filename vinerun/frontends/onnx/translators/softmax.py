@@ -21,7 +21,7 @@ from vinerun.ops.softmax import Hardmax, LogSoftmax, Softmax
 def _coerced_2d(ctx: NodeContext, x: Output, make: type) -> Output:
     """Apply ``make(.., axis=1)`` to ``x`` seen as 2-D at the ONNX ``axis`` (opset < 13)."""
     shape = x.partial_shape
-    if shape.rank.is_dynamic():
+    if shape.rank.is_dynamic:
         raise ctx.unsupported("the pre-opset-13 semantics need the input's rank, which is unknown")
     rank = shape.rank.get_length()
     axis = normalize_axis(ctx.attr("axis", 1), rank) if rank else 0
@@ -29,16 +29,16 @@ def _coerced_2d(ctx: NodeContext, x: Output, make: type) -> Output:
         return make(x, axis=-1).output(0) if rank else make(x, axis=0).output(0)
     dims = list(shape)
     head, tail = dims[:axis], dims[axis:]
-    if all(d.is_static() for d in head):
+    if all(d.is_static for d in head):
         rows, cols = int(np.prod([d.get_length() for d in head])), -1
-    elif all(d.is_static() for d in tail):
+    elif all(d.is_static for d in tail):
         rows, cols = -1, int(np.prod([d.get_length() for d in tail]))
     else:
         raise ctx.unsupported(f"cannot flatten shape {shape} to 2-D at axis {axis}: both sides are dynamic")
     reshape = get_op_class("Reshape")
     flat = reshape(x, ctx.constant(np.array([rows, cols], np.int64)), special_zero=False).output(0)
     y = make(flat, axis=1).output(0)
-    if shape.is_static():
+    if shape.is_static:
         back = ctx.constant(np.array([d.get_length() for d in dims], np.int64))
     else:
         back = get_op_class("ShapeOf")(x).output(0)

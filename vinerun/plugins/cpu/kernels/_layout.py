@@ -25,7 +25,7 @@ CHANNELS_LAST_READERS = frozenset({"FusedConvolution", "FusedConvolutionDW", "Co
 def keeps_channels_last(node: Node) -> bool:
     """Whether output 0 of ``node`` (rank 4) is read only by kernels that take channels-last arrays."""
     rank = node.get_output_partial_shape(0).rank
-    if rank.is_dynamic() or rank.get_length() != 4:
+    if rank.is_dynamic or rank.get_length() != 4:
         return False
     targets = node.output(0).get_target_inputs()
     return bool(targets) and all(t.get_node().type_name in CHANNELS_LAST_READERS for t in targets)

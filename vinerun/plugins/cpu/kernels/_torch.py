@@ -77,7 +77,7 @@ def float_node(node: Node, inputs: int = 2) -> bool:
 def static_rank(node: Node, i: int = 0) -> int | None:
     """The rank of input ``i`` when static, else None."""
     rank = node.get_input_partial_shape(i).rank
-    return rank.get_length() if rank.is_static() else None
+    return rank.get_length() if rank.is_static else None
 
 
 def widened(t: torch.Tensor) -> torch.Tensor:

@@ -158,7 +158,7 @@ def c_attention_kernel(node: Node, fallback: Callable[[list], list]) -> Kernel |
 
     kernel = Kernel(run, "blocked_attention")  # select_kernel appends "_bf16" for a bf16 node
     shapes = [node.get_input_partial_shape(i) for i in range(n_in)]
-    if all(s.is_static() for s in shapes):
+    if all(s.is_static for s in shapes):
         static = [tuple(int(d) for d in s.to_shape()) for s in shapes]
 
         def native(layouts: list[ValueLayout | None]) -> NativeStep | None:

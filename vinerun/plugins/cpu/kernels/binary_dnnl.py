@@ -46,8 +46,8 @@ def dnnl_binary_kernel(node: Node, fallback: Kernel) -> Kernel:
     dt = DATA_TYPES.get(dtype.name)
     shapes = [node.get_input_partial_shape(i) for i in range(2)]
     out_shape = node.get_output_partial_shape(0)
-    if (lib is None or dt is None or node.type_name not in ALGORITHMS or not out_shape.is_static()
-            or not all(s.is_static() for s in shapes)
+    if (lib is None or dt is None or node.type_name not in ALGORITHMS or not out_shape.is_static
+            or not all(s.is_static for s in shapes)
             or any(np.dtype(node.get_input_element_type(i).to_dtype()) != dtype for i in range(2))):
         return fallback
     out = tuple(int(d) for d in out_shape.to_shape())

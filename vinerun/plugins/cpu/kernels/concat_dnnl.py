@@ -39,7 +39,7 @@ def dnnl_concat(node: Node) -> Kernel | None:
     dt = DATA_TYPES.get(dtype.name)
     shapes = [node.get_input_partial_shape(i) for i in range(n_in)]
     out_shape = node.get_output_partial_shape(0)
-    if (lib is None or dt is None or n_in < 2 or not out_shape.is_static() or not all(s.is_static() for s in shapes)
+    if (lib is None or dt is None or n_in < 2 or not out_shape.is_static or not all(s.is_static for s in shapes)
             or any(np.dtype(node.get_input_element_type(i).to_dtype()) != dtype for i in range(n_in))):
         return None
     in_shapes = [tuple(int(d) for d in s.to_shape()) for s in shapes]

@@ -141,7 +141,7 @@ def dnnl_conv1d_kernel(node: Any, parts: Any, w: np.ndarray, groups: int) -> Ker
     lib = library()
     xs, out = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
     dt = node.get_input_element_type(0).to_dtype()
-    if lib is None or not xs.is_static() or not out.is_static() or dt.name not in DATA_TYPES:
+    if lib is None or not xs.is_static or not out.is_static or dt.name not in DATA_TYPES:
         return None
     post_ops = conv_post_ops(parts)
     if post_ops is None:

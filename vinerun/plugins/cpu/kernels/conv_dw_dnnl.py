@@ -28,7 +28,7 @@ ConstantInput = Callable[[int], "np.ndarray | None"]
 def _static_4d(node: Node) -> tuple[list[int], list[int]] | None:
     """(input 0 shape, output shape) of a 2-D convolution of static shape."""
     x, y = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
-    if not (x.is_static() and y.is_static()) or len(x.to_shape()) != 4:
+    if not (x.is_static and y.is_static) or len(x.to_shape()) != 4:
         return None
     return [int(d) for d in x.to_shape()], [int(d) for d in y.to_shape()]
 

@@ -26,7 +26,7 @@ def dnnl_convert_kernel(node: Node) -> Kernel | None:
     lib = library()
     src_type, dst_type = node.get_input_element_type(0), node.get_output_element_type(0)
     shape = node.get_input_partial_shape(0)
-    if lib is None or (src_type.get_type_name(), dst_type.get_type_name()) not in _PAIRS or not shape.is_static():
+    if lib is None or (src_type.get_type_name(), dst_type.get_type_name()) not in _PAIRS or not shape.is_static:
         return None
     dims = tuple(int(d) for d in shape.to_shape())
     if not dims or 0 in dims:

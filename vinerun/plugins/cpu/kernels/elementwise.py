@@ -111,7 +111,7 @@ def float_binary(node: Node) -> Kernel | None:
         exponent = node.const_input(1)
         rank = node.get_input_partial_shape(0).rank
         if (exponent is not None and exponent.size == 1 and float(exponent.reshape(-1)[0]) == 2.0
-                and (exponent.ndim == 0 or (rank.is_static() and exponent.ndim <= rank.get_length()))):
+                and (exponent.ndim == 0 or (rank.is_static and exponent.ndim <= rank.get_length()))):
             # x ** 2 is x * x (exactly rounded, in ATen too)
             return dnnl_eltwise_kernel(node, _small_binary_kernel(torch.pow, lambda a, b: np.multiply(a, a), "pow"))
         return dnnl_eltwise_kernel(node, _binary_kernel(torch.pow, "pow"))
@@ -259,7 +259,7 @@ def identity_convert(node: Node) -> Kernel:
     view of the input (the plan copies a model output that would alias a model input), native in segments."""
     kernel = Kernel(lambda inputs: [inputs[0]], "view_convert")
     shape = node.get_input_partial_shape(0)
-    if shape.is_static() and shape.rank.get_length() > 0:
+    if shape.is_static and shape.rank.get_length() > 0:
         kernel.native = strided_view(node, lambda x: [(x, 0)])
     return kernel
 

@@ -91,7 +91,7 @@ def dnnl_eltwise_kernel(node: Node, fallback: Kernel) -> Kernel:
     dtype = np.dtype(node.get_output_element_type(0).to_dtype())
     shape, out = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
     args = eltwise_args(node) if lib is not None and dtype.name in DATA_TYPES else None
-    if (args is None or not shape.is_static() or not out.is_static() or shape != out
+    if (args is None or not shape.is_static or not out.is_static or shape != out
             or np.dtype(node.get_input_element_type(0).to_dtype()) != dtype):
         return fallback
     in_shape = tuple(int(d) for d in shape.to_shape())

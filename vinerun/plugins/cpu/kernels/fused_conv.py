@@ -133,7 +133,7 @@ def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
         return None
     w = node.const_input(1)
     xshape = node.get_input_partial_shape(0)
-    if w is None or not xshape.is_static():
+    if w is None or not xshape.is_static:
         return None
     groups = 1
     if getattr(node, "conv_type", node.type_name) == "GroupConvolution":

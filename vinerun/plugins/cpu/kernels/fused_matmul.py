@@ -88,7 +88,7 @@ def _onednn_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
         return None
     wt = np.array(w if node.transpose_b else w.T, np.float32, order="C")  # [N, K], a writable copy
     xshape = node.get_input_partial_shape(0)
-    rows = int(np.prod([int(d) for d in xshape.to_shape()][:-1])) if xshape.is_static() else None
+    rows = int(np.prod([int(d) for d in xshape.to_shape()][:-1])) if xshape.is_static else None
     packed = _PackedLinearWeight(torch.from_numpy(wt).to(torch.bfloat16 if et == "bf16" else torch.float32), rows)
     b = _bias(node, parts, wt.shape[0], np.dtype(np.float32))
     bias = None if b is None else torch.from_numpy(b)
@@ -192,7 +192,7 @@ def _direct_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
         return None
     kn = w.T if node.transpose_b else w
     bias = _bias(node, parts, kn.shape[1], np.dtype(np.float32))
-    if node.get_input_partial_shape(0).is_static():
+    if node.get_input_partial_shape(0).is_static:
         return dnnl_linear_kernel(node, parts, kn, bias)
     fallback = _onednn_kernel(node, parts, w) or _aten_kernel(node, parts, w)
     return dnnl_dynamic_linear_kernel(node, parts, kn, bias, fallback)

@@ -26,7 +26,7 @@ def dnnl_layer_norm_kernel(node: Node, gamma: np.ndarray, beta: np.ndarray) -> K
     xs = node.get_input_partial_shape(0)
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
     dt = DATA_TYPES.get(dtype.name)
-    if lib is None or dt is None or not xs.is_static() or (dt == BF16 and not mkldnn_bf16()):
+    if lib is None or dt is None or not xs.is_static or (dt == BF16 and not mkldnn_bf16()):
         return None
     shape = tuple(int(d) for d in xs.to_shape())
     if len(shape) < 2 or 0 in shape or gamma.size != shape[-1] or beta.size != shape[-1]:

@@ -151,7 +151,7 @@ def lstm_cell(node: Node) -> Kernel | None:
     # no batch of 0: oneDNN's RNN code divides by it (SIGFPE)
     cells = PrimitiveCache(lambda rows: LstmCellPrimitive(lib, rows, w, r, b) if rows > 0 else None, BATCH_SIZES)
     x_shape = node.get_input_partial_shape(0)
-    batch = x_shape[0].get_length() if x_shape.rank.is_static() and x_shape[0].is_static() else None
+    batch = x_shape[0].get_length() if x_shape.rank.is_static and x_shape[0].is_static else None
     threads, local = torch.get_num_threads, threading.local()
 
     def run(args: list) -> list:

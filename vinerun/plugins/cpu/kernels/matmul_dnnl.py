@@ -66,7 +66,7 @@ def dnnl_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.ndarray | 
     xshape, oshape = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
     dt = DATA_TYPES.get(dtype.name)
-    if (lib is None or dt is None or not xshape.is_static() or not oshape.is_static()
+    if (lib is None or dt is None or not xshape.is_static or not oshape.is_static
             or (dt == BF16 and not mkldnn_bf16())):
         return None
     shape = tuple(int(d) for d in oshape.to_shape())
@@ -105,7 +105,7 @@ def dnnl_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.ndarray | 
     buffers = [Buffer(False, 0, x_value), Buffer(True, 0, y_value)]
     if residual is not None:
         r_shape = node.get_input_partial_shape(residual)
-        same = r_shape.is_static() and tuple(int(d) for d in r_shape.to_shape()) == shape
+        same = r_shape.is_static and tuple(int(d) for d in r_shape.to_shape()) == shape
         buffers = [*buffers, Buffer(False, residual, y_value)] if same else None
     if buffers is not None:
         step = NativeStep(mm, lambda t: t, buffers)
@@ -134,7 +134,7 @@ def dnnl_dynamic_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.nd
     xshape = node.get_input_partial_shape(0)
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
     dt = DATA_TYPES.get(dtype.name)
-    if (lib is None or dt is None or xshape.is_static() or (dt == BF16 and not mkldnn_bf16())
+    if (lib is None or dt is None or xshape.is_static or (dt == BF16 and not mkldnn_bf16())
             or parts.sum_index is not None):  # a residual sum is fused for static shapes only
         return None
     k, n = w.shape

@@ -49,7 +49,7 @@ def dnnl_pool_kernel(node: Node) -> Kernel | None:
     xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
     dt = DATA_TYPES.get(dtype.name)
-    if (lib is None or dt is None or not xs.is_static() or not ys.is_static() or len(xs) != 4
+    if (lib is None or dt is None or not xs.is_static or not ys.is_static or len(xs) != 4
             or (dt == BF16 and not mkldnn_bf16())):
         return None
     if node.type_name == "MaxPool" and node.output(1).get_target_inputs():

@@ -50,7 +50,7 @@ SMALL = 8192
 def _fixed_axes(node: Node) -> list[int] | None:
     """The normalized axes when they are a Constant and the rank is static (else found per call)."""
     axes, rank = node.const_input(1), node.get_input_partial_shape(0).rank
-    if axes is None or rank.is_dynamic():
+    if axes is None or rank.is_dynamic:
         return None
     try:
         return normalize_axes(axes, rank.get_length(), node)

@@ -71,7 +71,7 @@ def dnnl_reduce_kernel(node: Node, fallback: Kernel, axes: list[int] | None) -> 
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
     shape, out = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
     if (lib is None or dtype.name not in DATA_TYPES or node.type_name not in ALGORITHMS or not axes
-            or not shape.is_static() or not out.is_static()):
+            or not shape.is_static or not out.is_static):
         return fallback
     in_shape = tuple(int(d) for d in shape.to_shape())
     out_shape = tuple(int(d) for d in out.to_shape())

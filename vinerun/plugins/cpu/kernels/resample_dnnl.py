@@ -52,7 +52,7 @@ def whole_factor_nearest(node: Node) -> bool:
     in a coordinate mode that makes it an exact copy (whatever its element type)."""
     xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
     if (node.mode != "nearest" or bool(getattr(node, "antialias", False))  # type: ignore[attr-defined]
-            or not xs.is_static() or not ys.is_static() or not _exact_modes(node)):
+            or not xs.is_static or not ys.is_static or not _exact_modes(node)):
         return False
     shape, out = tuple(int(d) for d in xs.to_shape()), tuple(int(d) for d in ys.to_shape())
     pads = node._pads(len(shape)) if hasattr(node, "_pads") else ([0], [0])  # type: ignore[attr-defined]

@@ -41,7 +41,7 @@ def interpolate(node: Node) -> Kernel | None:
     if direct is not None:
         return direct
     ps = node.get_input_partial_shape(0)
-    if node.get_input_element_type(0).get_type_name() not in _FLOAT or ps.rank.is_dynamic():
+    if node.get_input_element_type(0).get_type_name() not in _FLOAT or ps.rank.is_dynamic:
         return None
     if node.antialias or any(node.pads_begin or []) or any(node.pads_end or []):
         return None
@@ -73,7 +73,7 @@ def interpolate(node: Node) -> Kernel | None:
 @cpu_kernel("GridSample")
 def grid_sample(node: Node) -> Kernel | None:
     ps = node.get_input_partial_shape(0)
-    if node.get_input_element_type(0).get_type_name() not in _FLOAT or ps.rank.is_dynamic():
+    if node.get_input_element_type(0).get_type_name() not in _FLOAT or ps.rank.is_dynamic:
         return None
     if node.get_input_element_type(1) != node.get_input_element_type(0):
         return None

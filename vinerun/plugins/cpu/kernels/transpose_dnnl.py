@@ -35,7 +35,7 @@ def dnnl_transpose(node: Node) -> Kernel | None:
     dt = DATA_TYPES.get(dtype.name)
     xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
     order = node.const_input(1)
-    if lib is None or dt is None or order is None or not xs.is_static() or not ys.is_static():
+    if lib is None or dt is None or order is None or not xs.is_static or not ys.is_static:
         return None
     shape = tuple(int(d) for d in xs.to_shape())
     out = tuple(int(d) for d in ys.to_shape())

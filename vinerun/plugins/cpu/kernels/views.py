@@ -30,13 +30,13 @@ def _ints(node: Node, i: int) -> list[int] | None:
 
 def _rank(node: Node) -> int | None:
     rank = node.get_input_partial_shape(0).rank
-    return rank.get_length() if rank.is_static() else None
+    return rank.get_length() if rank.is_static else None
 
 
 def _with_native(node: Node, kernel: Kernel) -> Kernel:
     """``kernel`` with its native form (a view of a C-contiguous input) where both shapes are static."""
     xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
-    if xs.is_static() and ys.is_static():
+    if xs.is_static and ys.is_static:
         dtype = np.dtype(node.get_input_element_type(0).to_dtype())
         kernel.native = view_step(dense_value(tuple(int(d) for d in xs.to_shape()), dtype),
                                   tuple(int(d) for d in ys.to_shape()))
@@ -48,7 +48,7 @@ def _with_strided_native(node: Node, kernel: Kernel, outputs: Any) -> Kernel:
     where every shape is static."""
     shapes = [node.get_input_partial_shape(0)] + [node.get_output_partial_shape(i)
                                                    for i in range(node.get_output_size())]
-    if all(s.is_static() for s in shapes) and all(s.rank.get_length() > 0 for s in shapes[1:]):
+    if all(s.is_static for s in shapes) and all(s.rank.get_length() > 0 for s in shapes[1:]):
         kernel.native = strided_view(node, outputs)
     return kernel
 
@@ -208,7 +208,7 @@ def _static_axis(node: Node) -> tuple[int, int] | None:
     if not 0 <= a < rank:
         return None
     dim = node.get_input_partial_shape(0)[a]
-    return (a, dim.get_length()) if dim.is_static() else None
+    return (a, dim.get_length()) if dim.is_static else None
 
 
 @cpu_kernel("Split")
