@@ -68,6 +68,67 @@ def _lstm_layer(x: object, fan_in: int, units: int, rng: np.random.Generator) ->
                             ops.assign(cell.output(1), c.get_variable(), name="lstm_c_write")]
 
 
+#: the memory-layer shapes :func:`memory_layer_model` builds
+MEMORY_LAYERS = ("affine", "affine_tanh", "affine_relu", "concat", "concat_sigmoid", "projection")
+
+
+def memory_layer_model(kind: str = "affine", features: int = 40, memory: int = 32, outputs: int = 16,
+                       seed: int = 0) -> Model:
+    """A Kaldi-style memory layer: the state ``m`` (ReadValue/Assign ``"m"``, ``[1, memory]``) goes
+    through an affine layer into its own Assign, so each frame's state is computed from the last one.
+
+    ``kind``:
+
+    - ``affine``: ``m' = m A + x B + b`` (affine only: the state is an affine's int32 sum);
+    - ``affine_tanh`` / ``affine_relu``: ``m' = act(m A + x B + b)``;
+    - ``concat``: ``m' = [x, m] W + b`` (a TDNN-style splice of the input and the memory, then an affine);
+    - ``concat_sigmoid``: ``m' = sigmoid([x, m] W + b)``;
+    - ``projection``: ``m' = sigmoid(x B + m A + b) P`` (the recurrent projection of Kaldi's LSTMP: the
+      state is an affine projection of an activation).
+
+    The output is the affine scores ``m' O + c``. Recurrent weights are scaled to spectral norm 0.6 so the
+    state stays bounded; weights come from a fixed seed.
+
+    Example:
+        >>> model = memory_layer_model("concat")
+        >>> model.get_variables()[0].get_info().variable_id, model.friendly_name
+        ('m', 'memory_concat')
+    """
+    if kind not in MEMORY_LAYERS:
+        raise ValidationError(f"memory_layer_model: kind must be one of {', '.join(MEMORY_LAYERS)}, got {kind!r}")
+    rng = np.random.default_rng(seed)
+
+    def weights(fan_in: int, fan_out: int, norm: float | None = None) -> object:
+        w = rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in)
+        if norm is not None:
+            w *= norm / np.linalg.norm(w, 2)
+        return ops.constant(w.astype(np.float32))
+
+    def bias(width: int) -> object:
+        return ops.constant((rng.standard_normal((1, width)) * 0.1).astype(np.float32))
+
+    x = ops.parameter([1, features], name="feats")
+    m = ops.read_value(ops.constant(np.zeros((1, memory), np.float32)), "m", name="m_read")
+    if kind.startswith("affine"):
+        z = ops.add(ops.add(ops.matmul(m, weights(memory, memory, 0.6), False, False), bias(memory)),
+                    ops.matmul(x, weights(features, memory, 0.8), False, False), name="m_sum")
+        act = {"affine": None, "affine_tanh": ops.tanh, "affine_relu": ops.relu}[kind]
+        new = z if act is None else act(z, name="m_act")
+    elif kind.startswith("concat"):
+        w = np.concatenate([rng.standard_normal((features, memory)) / np.sqrt(features) * 0.5,
+                            rng.standard_normal((memory, memory)) / np.sqrt(memory) * 0.6])
+        splice = ops.concat([x, m], 1, name="splice")
+        z = ops.add(ops.matmul(splice, ops.constant(w.astype(np.float32)), False, False), bias(memory), name="m_sum")
+        new = ops.sigmoid(z, name="m_act") if kind == "concat_sigmoid" else z
+    else:  # projection
+        cell = ops.sigmoid(ops.add(ops.add(ops.matmul(x, weights(features, 2 * memory), False, False),
+                                           bias(2 * memory)),
+                                   ops.matmul(m, weights(memory, 2 * memory, 0.6), False, False)), name="m_act")
+        new = ops.matmul(cell, weights(2 * memory, memory, 0.6), False, False, name="m_projection")
+    scores = ops.add(ops.matmul(new, weights(memory, outputs), False, False), bias(outputs), name="scores")
+    return Model([scores], [ops.assign(new, m.get_variable(), name="m_write")], [x], f"memory_{kind}")
+
+
 def silero_vad_tail(silero: Model) -> Model:
     """The part of a silero-vad model that GNA can run bit-exactly: its LSTM (one step per 32 ms chunk,
     ``h``/``c`` carried in ReadValue/Assign ``lstm_h``/``lstm_c``) and its decoder (ReLU, 1x1 convolution

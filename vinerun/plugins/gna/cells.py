@@ -53,9 +53,10 @@ def _weights(node: Node, index: int, what: str) -> np.ndarray:
 
 def _gate(x: Any, h: Any, w: np.ndarray, r: np.ndarray, b: np.ndarray, clip: float, act: str, name: str) -> Any:
     """``act(clip(x W^T + b + h R^T))`` as two affines and a diagonal add."""
-    zx = ops.add(ops.matmul(x, ops.constant(np.ascontiguousarray(w)), False, True),
+    zx = ops.add(ops.matmul(x, ops.constant(np.ascontiguousarray(w)), False, True, name=f"{name}/x_matmul"),
                  ops.constant(b.reshape(1, -1)), name=f"{name}/x_affine")
-    z = ops.add(zx, ops.matmul(h, ops.constant(np.ascontiguousarray(r)), False, True), name=f"{name}/sum")
+    z = ops.add(zx, ops.matmul(h, ops.constant(np.ascontiguousarray(r)), False, True, name=f"{name}/h_matmul"),
+                name=f"{name}/sum")
     if clip > 0:
         z = ops.clamp(z, -clip, clip, name=f"{name}/clip")
     fn = ops.sigmoid if act == "sigmoid" else ops.tanh
@@ -92,13 +93,15 @@ def gru_step(node: Node, x: Output, h: Output, W: np.ndarray, R: np.ndarray, B: 
     part = {g: slice(k * hidden, (k + 1) * hidden) for k, g in enumerate("zrh")}
     z, r = (_gate(x, h, W[part[g]], R[part[g]], B[part[g]], clip, "sigmoid", f"{name}/gate_{g}") for g in "zr")
     wh, rh, bh = (np.ascontiguousarray(v[part["h"]]) for v in (W, R, B))
-    xh = ops.add(ops.matmul(x, ops.constant(wh), False, True), ops.constant(bh.reshape(1, -1)), name=f"{name}/xh")
+    xh = ops.add(ops.matmul(x, ops.constant(wh), False, True, name=f"{name}/xh_matmul"),
+                 ops.constant(bh.reshape(1, -1)), name=f"{name}/xh")
     if attrs.get("linear_before_reset"):
-        hr = ops.add(ops.matmul(h, ops.constant(rh), False, True),
+        hr = ops.add(ops.matmul(h, ops.constant(rh), False, True, name=f"{name}/hr_matmul"),
                      ops.constant(np.ascontiguousarray(B[3 * hidden:]).reshape(1, -1)), name=f"{name}/hr")
         recurrent = ops.multiply(r, hr, name=f"{name}/r_mul_hr")
     else:
-        recurrent = ops.matmul(ops.multiply(r, h, name=f"{name}/r_mul_h"), ops.constant(rh), False, True)
+        recurrent = ops.matmul(ops.multiply(r, h, name=f"{name}/r_mul_h"), ops.constant(rh), False, True,
+                               name=f"{name}/rh_matmul")
     pre = ops.add(xh, recurrent, name=f"{name}/sum_h")
     if clip > 0:
         pre = ops.clamp(pre, -clip, clip, name=f"{name}/clip_h")

@@ -176,6 +176,10 @@ LOG_LEVEL = EnumOf(log.Level, aliases={"LOG_NONE": "NO", "LOG_ERROR": "ERR", "LO
 
 #: keys a compiled model can still change (DOC23)
 MUTABLE_AFTER_COMPILE = [MODE, "PERFORMANCE_HINT", "LOG_LEVEL"]
+#: keys that change what compilation produces (an imported blob keeps its own values of these)
+COMPILE_KEYS = [COMPILE_TARGET, PRECISION, PWL_ALGORITHM, PWL_MAX_ERROR, "GNA_COMPACT_MODE", "GNA_FIRMWARE_MODEL_IMAGE"]
+#: the input scale-factor keys: per input name, and the legacy per index
+SCALE_KEYS = [SCALE_FACTORS, *LEGACY_SCALE_KEYS]
 
 #: keys both the plugin (read-write) and its compiled models (read-only but for the three above) have
 TUNABLE = [

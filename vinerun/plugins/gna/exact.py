@@ -14,8 +14,9 @@ bias; the other gets weight ``round(s_b/s_a)``, negated for Sub; above 32767 the
 requantized to ``s_a*32767``), Mul as a diagonal with one input as the weights (``s_0*s_1``).
 Concat inputs share one scale (an input's, else the first non-activation's, else the first's);
 activations and memory reads are requantized by restarting the propagation with their new output
-scale; otherwise ``layers entered into concat have different scale factors``. State is int16 with the
-Assign side's scale (restart when the read side differs); ``query_state`` shows ``q/s`` as floats and
+scale; otherwise ``layers entered into concat have different scale factors``. State is int16 with one
+scale per variable, chosen once (the Assign side's the first time they differ, or a concat's); after
+that the Assign side is requantized into it (see ``_assign``); ``query_state`` shows ``q/s`` as floats and
 ``set_state`` takes floats, as the original plugin did. The output is ``q / s_out``.
 
 LSTMCell, one-step LSTMSequence and GRUCell are first decomposed into these primitives (:mod:`.cells`).
@@ -30,6 +31,7 @@ Not yet: convolution, pooling, split, FakeQuantize scale factors; a model using 
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -52,6 +54,7 @@ COVERED = ("MatMul with constant weights (+ constant bias Add), Sigmoid, Tanh, S
            "LSTMCell, one-step LSTMSequence and GRUCell (decomposed)")
 #: key of the int16 state copies inside a request's state dict (next to the float views query_state shows)
 INT_STATE = "\0gna_int16_state"
+#: restarts allowed besides one per layer (each restart settles the scale of one more layer)
 _MAX_PASSES = 8
 
 Env = dict[Any, np.ndarray]
@@ -103,24 +106,67 @@ class ExactBackend:
         ({'h': 2048.0}, [array(...)])
     """
 
-    def __init__(self, model: Model, config: GNAConfig):
+    def __init__(self, model: Model, config: GNAConfig, overrides: dict[str, float] | None = None):
+        """``overrides``: requantizations to start from (an imported blob's, so that its propagation starts
+        where the exported one settled instead of redoing every restart)."""
         self.config = config
         self.model = decompose_cells(model)
-        self.overrides: dict[str, float] = {}
-        for _ in range(_MAX_PASSES):
+        self.names = unique_names(self.model)
+        self.overrides: dict[str, float] = dict(overrides or {})
+        self._history: dict[str, list[float]] = {}
+        limit = _MAX_PASSES + 2 * len(self.model.get_ordered_ops())
+        #: how many compile passes propagation took (1 = no restart)
+        self.passes = 0
+        while True:
+            self.passes += 1
             try:
                 self._compile_model()
                 break
             except _Restart:
-                continue
-        else:
-            raise ValidationError(f"GNA scale-factor propagation of '{model.friendly_name}' did not settle in "
-                                  f"{_MAX_PASSES} passes")
+                if self.passes >= limit:
+                    raise ValidationError(f"GNA scale-factor propagation of '{model.friendly_name}' did not settle "
+                                          f"in {limit} passes") from None
 
     @staticmethod
     def unsupported(what: str) -> NotSupportedError:
         return NotSupportedError(f"GNA_SW_EXACT does not cover this model yet: {what}. The integer path covers "
                                  f"{COVERED}; use GNA_DEVICE_MODE=GNA_SW_FP32 for the rest")
+
+    def _requantize(self, origin: str, scale: float) -> None:
+        """Give ``origin`` (an activation, affine or memory read) the output scale ``scale`` and restart
+        propagation; a scale that comes back to one it had before is an oscillation, reported by name."""
+        seen = self._history.setdefault(origin, [])
+        if any(np.isclose(scale, s, rtol=1e-9) for s in seen):
+            trail = " -> ".join(f"{s:g}" for s in [*seen, scale])
+            raise ValidationError(f"GNA scale-factor propagation of '{self.model.friendly_name}' did not settle: "
+                                  f"{origin} is requantized back and forth ({trail})")
+        seen.append(scale)
+        self.overrides[origin] = scale
+        raise _Restart
+
+    def _record(self, name: str, *parts: Any) -> None:
+        """Add a quantized table (arrays, scales) under ``name`` to what :meth:`fingerprint` digests."""
+        h = hashlib.sha256()
+        for part in parts:
+            if isinstance(part, np.ndarray):
+                h.update(f"{part.dtype.str}{part.shape}".encode())
+                h.update(np.ascontiguousarray(part).tobytes())
+            else:
+                h.update(repr(part).encode())
+            h.update(b"|")
+        self.tables.setdefault(name, []).append(h.hexdigest())
+
+    def fingerprint(self) -> str:
+        """A digest of everything the integer pipeline computes with: input, output and state scales,
+        quantized weights, biases, row multipliers, PWL segments, diagonal weights and the accumulator
+        chunk. Two compilations with the same fingerprint give the same outputs bit for bit. It does not
+        depend on the order layers were compiled in (an imported graph may be ordered differently)."""
+        h = hashlib.sha256()
+        for name in sorted(self.tables):
+            h.update(name.encode())
+            for entry in sorted(self.tables[name]):
+                h.update(entry.encode())
+        return h.hexdigest()
 
     # --- compile -------------------------------------------------------------------------------
 
@@ -134,6 +180,7 @@ class ExactBackend:
         self.outputs: list[tuple[tuple[int, int], float, list[int]]] = []
         self.state_scales: dict[str, float] = {}
         self.read_nodes: dict[str, Node] = {}
+        self.tables: dict[str, list[str]] = {}
         params = model.get_parameters()
         batch = 1
         for i, param in enumerate(params):
@@ -143,6 +190,7 @@ class ExactBackend:
             batch = max(batch, int(np.prod(shape[:-1] or [1])))
             self.values[_key(param.output(0))] = _Value(16, s, "input", f"input:{param.friendly_name}")
             self.input_keys.append((_key(param.output(0)), s))
+            self._record(f"input:{i}", s)
         self.batch = min(batch, 8)
         folded: set[int] = set()  # constant subgraphs (weights behind Convert/Reshape...): read by their users
         for node in model.get_ordered_ops():
@@ -173,7 +221,7 @@ class ExactBackend:
             origin = f"identity:{value.origin}"
             s_out = self.overrides.get(origin) or scales.activation_output_scale("identity", value.scale)
             new_key = ("identity", key)
-            self._pwl_step(key, new_key, pwl_functions.exact("identity"), value.scale, s_out)
+            self._pwl_step(key, new_key, pwl_functions.exact("identity"), value.scale, s_out, origin)
             self.identity_of[key] = (new_key, _Value(16, s_out, "activation", origin))
         return self.identity_of[key]
 
@@ -216,6 +264,7 @@ class ExactBackend:
             self._assign(node)
         elif t == "Result":
             src, value = self._in(node, 0)
+            self._record(f"output:{len(self.outputs)}", value.scale, value.bits)
             self.outputs.append((src, value.scale, list(node.get_output_partial_shape(0).to_shape())))
         else:
             raise self.unsupported(f"layer '{node.friendly_name}' (type {t})")
@@ -240,7 +289,7 @@ class ExactBackend:
                 if b.size == w.shape[0]:
                     bias, out_node = b.reshape(-1), targets[0]
                     self.fused.add(id(out_node))
-        origin = f"affine:{node.friendly_name}"
+        origin = f"affine:{self.names[id(node)]}"
         q = quantize.quantize_affine(w, bias, value.scale, self.config.precision)
         if origin in self.overrides and self.overrides[origin] < q.s_out:
             # requantized by a consumer (eltwise bias above the diagonal weight limit): a smaller weight scale
@@ -250,6 +299,7 @@ class ExactBackend:
         chunk = arith.accumulation_chunk(target_name(self.config.compile_target), max(self.batch, 1))
         # integer-valued float64 weights, prepacked once: arith.affine uses them without a copy
         weights, biases, mult = q.weights.astype(np.float64), q.biases, q.multipliers
+        self._record(origin, q.weights, q.biases, np.zeros(0) if mult is None else np.asarray(mult), s_out, chunk)
         out_shape = list(out_node.get_output_partial_shape(0).to_shape())
         dst = self._set(out_node, _Value(32, s_out, "affine", origin))
 
@@ -259,20 +309,22 @@ class ExactBackend:
 
         self.steps.append(affine)
 
-    def _pwl_step(self, src: Any, dst: Any, segments: list[pwl_functions.Segment], s_in: float, s_out: float) -> None:
+    def _pwl_step(self, src: Any, dst: Any, segments: list[pwl_functions.Segment], s_in: float, s_out: float,
+                  origin: str) -> None:
         hw = pwl_segments.quantize_segments(fit_input_range(segments, s_in), s_in, s_out)
+        self._record(origin, hw.x_base, hw.y_base, hw.slope, s_in, s_out)
         self.steps.append(lambda env, st: env.__setitem__(dst, pwl_segments.evaluate(env[src], hw)))
 
     def _activation(self, node: Node, segments: list[pwl_functions.Segment], kind: str) -> None:
         src, value = self._in(node, 0)
-        origin = f"activation:{node.friendly_name}"
+        origin = f"activation:{self.names[id(node)]}"
         s_out = self.overrides.get(origin) or scales.activation_output_scale(
             kind if kind in ("identity", "relu") else "sigmoid", value.scale)
         dst = self._set(node, _Value(16, s_out, "activation", origin))
-        self._pwl_step(src, dst, segments, value.scale, s_out)
+        self._pwl_step(src, dst, segments, value.scale, s_out, origin)
 
     def _eltwise(self, node: Node) -> None:
-        t, name = node.type_name, node.friendly_name
+        t, name = node.type_name, self.names[id(node)]
         for i in (0, 1):
             if constant_value(node.input_value(i)) is not None:
                 raise self.unsupported(f"{t} '{name}' with a constant input (only activations are covered)")
@@ -282,6 +334,7 @@ class ExactBackend:
         if t == "Multiply":
             (k0, v0), (k1, v1) = self._in16(node, 0), self._in16(node, 1)
             dst = self._set(node, _Value(32, scales.mul_output_scale(v0.scale, v1.scale), "other", f"mul:{name}"))
+            self._record(f"mul:{name}", v0.scale, v1.scale)
             self.steps.append(lambda env, st: env.__setitem__(dst, arith.diagonal(env[k0], env[k1])))
             return
         # Add/Sub as a diagonal affine: b (the 32-bit input, else input 0) + weight * a
@@ -294,9 +347,9 @@ class ExactBackend:
         if diag.requantize_b:
             if vb.kind not in ("affine", "activation") or self.overrides.get(vb.origin) == diag.s_b:
                 raise self.unsupported(f"{t} '{name}': its bias input cannot be requantized to {diag.s_b}")
-            self.overrides[vb.origin] = diag.s_b
-            raise _Restart
+            self._requantize(vb.origin, diag.s_b)
         weight = np.int64(diag.weight)
+        self._record(f"eltwise:{name}", diag.weight, va.scale, vb.scale, diag.s_out)
         dst = self._set(node, _Value(32, diag.s_out, "other", f"eltwise:{name}"))
         self.steps.append(lambda env, st: env.__setitem__(dst, arith.diagonal(env[ka], weight, env[kb])))
 
@@ -304,18 +357,15 @@ class ExactBackend:
         ins = [self._in16(node, i) for i in range(node.get_input_size())]
         entries = [scales.ConcatInput(v.scale, v.kind) for _, v in ins]
         common = scales.concat_scale(entries)
-        changed = False
         for _, v in ins:
             if not np.isclose(v.scale, common, rtol=1e-6) and v.kind in ("activation", "memory"):
                 if self.overrides.get(v.origin) != common:
-                    self.overrides[v.origin] = common
-                    changed = True
-        if changed:
-            raise _Restart
+                    self._requantize(v.origin, common)
         scales.check_concat(entries, common)
+        self._record(f"concat:{self.names[id(node)]}", common)
         axis = int(node.get_attributes()["axis"])
         keys = [k for k, _ in ins]
-        dst = self._set(node, _Value(16, common, "other", f"concat:{node.friendly_name}"))
+        dst = self._set(node, _Value(16, common, "other", f"concat:{self.names[id(node)]}"))
         self.steps.append(lambda env, st: env.__setitem__(dst, np.concatenate([env[k] for k in keys], axis=axis)))
 
     def _read_value(self, node: Node) -> None:
@@ -341,18 +391,33 @@ class ExactBackend:
         return np.zeros(shape, np.float32)
 
     def _assign(self, node: Node) -> None:
+        """The Assign side of a memory: the value written must carry the variable's scale.
+
+        As the Intel plugin did for memory layers: the first time the two sides differ, the variable takes
+        the Assign side's scale and propagation restarts from its ReadValue. Once the variable's scale is
+        chosen (by that restart, or by a concat that requantized the ReadValue), it stays: the value
+        written is requantized into it, by giving the activation that produces it (the identity PWL
+        inserted after an affine, or the layer's own activation) the variable's scale as output scale.
+        So a cycle ReadValue -> affine -> (activation) -> Assign settles instead of chasing its tail.
+        """
         var = node.get_variable_id()
         if var not in self.state_scales:
             raise self.unsupported(f"Assign '{node.friendly_name}' without a ReadValue before it")
         src, value = self._in16(node, 0)
-        s_read, restart = scales.memory_scale(self.state_scales[var], value.scale)
-        if restart:
-            origin = f"memory:{var}"
-            if self.overrides.get(origin) == s_read:
-                raise ValidationError(f"GNA memory '{var}': the scales of its ReadValue and Assign do not settle")
-            self.overrides[origin] = s_read
-            raise _Restart
-        self.steps.append(lambda env, st: write_state(st, var, env[src], s_read))
+        s_var = self.state_scales[var]
+        _, differs = scales.memory_scale(s_var, value.scale)
+        if differs:
+            memory = f"memory:{var}"
+            if memory not in self.overrides:
+                self._requantize(memory, value.scale)
+            if value.kind != "activation":
+                raise ValidationError(
+                    f"GNA memory '{var}': Assign '{node.friendly_name}' writes a value of scale {value.scale:g} "
+                    f"({value.origin or value.kind}) into a state of scale {s_var:g}, and no activation before it "
+                    "can be requantized")
+            self._requantize(value.origin, s_var)
+        self._record(f"memory:{var}", s_var)
+        self.steps.append(lambda env, st: write_state(st, var, env[src], s_var))
 
     # --- run -------------------------------------------------------------------------------------
 
@@ -363,6 +428,23 @@ class ExactBackend:
         for step in self.steps:
             step(env, state)
         return [arith.dequantize(env[key], s).reshape(shape) for key, s, shape in self.outputs]
+
+
+def unique_names(model: Model) -> dict[int, str]:
+    """``id(node) -> name`` for the keys of requantizations and quantized tables: the friendly name, with
+    ``#k`` added to the k-th repeat of a name used by several nodes (so two layers never share an override).
+
+    Names must be the same whenever the same graph is compiled again (an imported blob's is): the GNA
+    compiled model gives every node an explicit friendly name before compiling (auto names such as
+    ``MatMul_12`` change with every clone)."""
+    seen: dict[str, int] = {}
+    out: dict[int, str] = {}
+    for node in model.get_ordered_ops():
+        name = node.friendly_name
+        k = seen.get(name, 0)
+        seen[name] = k + 1
+        out[id(node)] = name if k == 0 else f"{name}#{k}"
+    return out
 
 
 def read_state(store: dict[str, Any], var: str, scale: float, initial: np.ndarray) -> np.ndarray:

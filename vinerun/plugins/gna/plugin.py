@@ -8,6 +8,7 @@ from vinerun.ir.model import Model
 from vinerun.plugin_api.plugin import IPlugin
 from vinerun.plugin_api.property_table import PropertyTable, PropertyValues
 from vinerun.plugins.gna import config as cfgmod
+from vinerun.plugins.gna.blob_record import detach
 from vinerun.plugins.gna.compiled_model import GNACompiledModel
 from vinerun.plugins.gna.coverage import supported_nodes
 from vinerun.properties.intel_gna import ExecutionMode
@@ -46,8 +47,11 @@ class GNAPlugin(IPlugin):
         return GNACompiledModel(model, self.compile_config(config))
 
     def import_model(self, model: Model, config: dict[str, Any]) -> GNACompiledModel:
-        """A blob stores the graph and the config it was compiled with; compilation is redone from them."""
-        return self.compile_model(model, config)
+        """A blob stores the graph, the config and the compile record (:mod:`.blob_record`): the model is
+        rebuilt with the blob's compile keys, input scales and requantizations, and checked against its
+        fingerprint; ``config`` (the blob header's, updated by the import call's) sets the runtime keys."""
+        record = detach(model)
+        return GNACompiledModel(model, self.compile_config(config), record=record)
 
     def query_model(self, model: Model, config: dict[str, Any]) -> dict[str, str]:
         """Nodes GNA compiles in the configured mode: GNA layers with static shapes, and in the exact modes

@@ -141,9 +141,11 @@ def check_concat(inputs: Sequence[ConcatInput], scale: float) -> None:
 
 
 def memory_scale(s_read: float, s_assign: float) -> tuple[float, bool]:
-    """A ReadValue/Assign pair shares one scale: returns ``(scale, restart)``.
+    """A ReadValue/Assign pair shares one scale: returns ``(s_assign, differs)``.
 
-    ``restart`` is true when the read side had another scale, so propagation restarts from it.
+    When they differ, the compiler gives the variable the Assign side's scale and restarts from the
+    ReadValue — the first time only; once the variable's scale is chosen, the Assign side is
+    requantized into it instead (an activation's output scale), so a memory cycle settles.
     """
     same = bool(np.isclose(s_read, s_assign, rtol=1e-6))
     return s_assign, not same
