@@ -65,7 +65,8 @@ def test_mean_on_integers_asks_for_a_conversion() -> None:
     ppp = PrePostProcessor(_model())
     ppp.input().tensor().set_element_type(ov.Type.u8)
     ppp.input().preprocess().mean(1.0)
-    with pytest.raises(ValidationError, match=r"input 'image': mean\(\) needs a floating-point tensor.*convert"):
+    with pytest.raises(ValidationError,
+                       match=r"input 'image'.*Mean preprocessing can be applied to 'float' inputs.*convert_element"):
         ppp.build()
 
 
@@ -83,7 +84,7 @@ def test_resize_nearest_upsamples_by_repeating() -> None:
 def test_resize_without_a_layout_is_refused() -> None:
     ppp = PrePostProcessor(_model())
     ppp.input().preprocess().resize(ResizeAlgorithm.RESIZE_LINEAR, 8, 8)
-    with pytest.raises(ValidationError, match="resize needs a layout with 'H'"):
+    with pytest.raises(ValidationError, match="Can't add resize for layout without W/H specified"):
         ppp.build()
 
 
@@ -115,14 +116,14 @@ def test_yuv_gray_image_gives_equal_channels(color: ColorFormat) -> None:
     got = _run(model, *planes)
     want = _run(_model(4, 6), np.full((1, 3, 4, 6), np.float32(1.164) * 100, np.float32))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
-    if color == ColorFormat.NV12_TWO_PLANES:
-        assert [p.friendly_name for p in model.get_parameters()] == ["image/y", "image/uv"]
+    if color == ColorFormat.NV12_TWO_PLANES:  # as OpenVINO: planes get names only from set_color_format's sub_names
+        assert all(not p.output(0).get_names() for p in model.get_parameters())
 
 
 def test_yuv_without_color_conversion_is_refused() -> None:
     ppp = PrePostProcessor(_model())
     ppp.input().tensor().set_color_format(ColorFormat.NV12_TWO_PLANES)
-    with pytest.raises(ValidationError, match="add preprocess\\(\\).convert_color"):
+    with pytest.raises(ValidationError, match="Multiple plane input is not allowed.*convert_color"):
         ppp.build()
 
 

@@ -15,6 +15,7 @@ from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
 from vinerun.ops._base import normalize_axis
+from vinerun.ops._pillow import PILLOW_MODES, pillow_resample
 from vinerun.ops._resample import COORDINATE_MODES, NEAREST_MODES, ResampleConfig, resample
 
 _MODES = {"nearest": "nearest", "linear": "linear", "linear_onnx": "linear", "cubic": "cubic"}
@@ -81,7 +82,8 @@ class _ResampleOp(Node):
         return out, scales
 
     def _check_attributes(self) -> None:
-        self._config()
+        if self.mode not in PILLOW_MODES or not isinstance(self, Interpolate):  # Pillow modes: Interpolate-11
+            self._config()
         checks = [("shape_calculation_mode", self.shape_calculation_mode, ("sizes", "scales")),
                   ("coordinate_transformation_mode", self.coordinate_transformation_mode, self.coordinate_modes),
                   ("nearest_mode", self.nearest_mode, NEAREST_MODES)]
@@ -124,6 +126,8 @@ class _ResampleOp(Node):
             data = np.pad(data, list(zip(begin, end, strict=True)))
         axes = self._axes(data.ndim, inputs)
         out_shape, scales = self._plan(list(data.shape), inputs[self._target_index()], axes)
+        if self.mode in PILLOW_MODES and isinstance(self, Interpolate):
+            return [pillow_resample(data, self.mode, axes, out_shape, float(self.cube_coeff))]
         return [resample(data, self._config(), out_shape, scales)]
 
 

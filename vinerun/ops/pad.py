@@ -17,6 +17,9 @@ def pad_array(x: np.ndarray, begin: list[int], end: list[int], mode: str, value:
     """Pad ``x`` by ``begin``/``end`` per axis; negative amounts crop that side first."""
     if len(begin) != x.ndim or len(end) != x.ndim:
         raise ValidationError(f"pads_begin {begin} and pads_end {end} must have one value per axis ({x.ndim})")
+    for n, b, e in zip(x.shape, begin, end, strict=True):
+        if n + min(b, 0) + min(e, 0) < 0:
+            raise ValidationError(f"pads ({b}, {e}) crop more than the whole axis of size {n}")
     crop = tuple(slice(max(-b, 0), x.shape[i] - max(-e, 0)) for i, (b, e) in enumerate(zip(begin, end, strict=True)))
     x = x[crop]
     widths = [(max(b, 0), max(e, 0)) for b, e in zip(begin, end, strict=True)]
@@ -53,17 +56,18 @@ class Pad(Node):
             return [(et, PartialShape.dynamic())]
         if begin is None or end is None:
             return [(et, PartialShape.dynamic(r))]
-        if len(begin) != r or len(end) != r:
-            raise ValidationError(f"pads_begin {begin} and pads_end {end} must have one value per axis ({r})")
+        for what, pads in (("pads_begin", begin), ("pads_end", end)):
+            if len(pads) != r:  # OpenVINO's words
+                raise ValidationError(f"length of {what} mismatches with rank of input, expect {r}, but got "
+                                      f"{len(pads)}")
         out = []
         for d, b, e in zip(ps, begin, end, strict=True):
             if d.is_dynamic:
                 out.append(Dimension())
                 continue
             n = d.get_length() + b + e
-            if n < 0:
-                raise ValidationError(f"pads ({b}, {e}) crop more than the whole axis of size {d}")
-            out.append(Dimension(n))
+            # as OpenVINO: an axis cropped below zero has no known size (evaluating it fails)
+            out.append(Dimension(n) if n >= 0 else Dimension())
         return [(et, PartialShape(out))]
 
     def evaluate(self, inputs: list) -> list:

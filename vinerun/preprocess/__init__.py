@@ -8,6 +8,7 @@
 >>> model = ppp.build()
 """
 
+from vinerun._version import __version__
 from vinerun.preprocess.batch import get_batch, set_batch
 from vinerun.preprocess.info import (
     ColorFormat,
@@ -24,6 +25,12 @@ from vinerun.preprocess.info import (
 )
 from vinerun.preprocess.processor import PrePostProcessor
 
+
+def get_version() -> str:
+    """The runtime version string (OpenVINO's ``openvino.preprocess.get_version``)."""
+    return __version__
+
+
 __all__ = ["ColorFormat", "InputInfo", "InputModelInfo", "InputTensorInfo", "OutputInfo", "OutputModelInfo",
            "OutputTensorInfo", "PaddingMode", "PostProcessSteps", "PrePostProcessor", "PreProcessSteps",
-           "ResizeAlgorithm", "get_batch", "set_batch"]
+           "ResizeAlgorithm", "get_batch", "get_version", "set_batch"]

@@ -24,7 +24,7 @@ def _batched(model: Model) -> list[tuple[Parameter, int]]:
     found = []
     for p in model.get_parameters():
         ps = p.get_partial_shape()
-        if not p.layout.empty() and p.layout.has_name("N") and ps.rank.is_static:
+        if not p.layout.empty and p.layout.has_name("N") and ps.rank.is_static:
             found.append((p, p.layout.get_index_by_name("N") % len(ps)))
     if not found:
         listing = "; ".join(_describe(p, "no batch") for p in model.get_parameters())
