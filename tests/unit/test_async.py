@@ -167,9 +167,9 @@ def test_queue_with_jobs_and_callback_error(compiled, caplog):
     queue.set_callback(callback)
     for i in range(5):
         queue.start_async(x(), i)
-    with pytest.raises(CallbackError, match="bad frame") as info:
+    with pytest.raises(ValueError, match="bad frame"):  # the callback's own exception, as OpenVINO's queue
         queue.wait_all()
-    assert isinstance(info.value.__cause__, ValueError) and "bad frame" in caplog.text
+    assert "bad frame" in caplog.text
     queue.wait_all()  # reported once
     with pytest.raises(Exception, match="jobs"):
         ov.AsyncInferQueue(compiled, jobs=-1)

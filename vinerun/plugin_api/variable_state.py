@@ -18,7 +18,8 @@ from vinerun.ir.core_ops import Constant
 from vinerun.ir.interpreter import evaluate_node
 from vinerun.ir.model import Model, topological_order
 from vinerun.ir.node import Output
-from vinerun.ir.tensor import Tensor
+from vinerun.ir.tensor import Tensor, tensor_values
+from vinerun.ir.types import storage_dtype
 from vinerun.ops.state import ReadValue, VariableInfo
 
 
@@ -43,22 +44,26 @@ class VariableState:
     name = property(get_name)
 
     def get_state(self) -> Tensor:
-        """A copy of the current value (the initial value when none was stored yet)."""
+        """The current value: the stored memory itself (writes to it change the state, as in OpenVINO), or a
+        copy of the initial value while none is stored."""
         value = self._store.get(self.name)
-        value = self._initial() if value is None else np.array(value, copy=True)
+        value = self._initial() if value is None else value
         et = self._info.data_type
-        if et.is_static() and value.dtype != et.to_dtype():
-            value = value.astype(et.to_dtype())
-        return Tensor.wrap(value)
+        if et.is_static() and value.dtype != storage_dtype(et):
+            value = value.astype(storage_dtype(et))
+        return Tensor.wrap(value, et if et.is_static() else None)
 
     def set_state(self, value: Tensor | np.ndarray) -> None:
-        """Store ``value``; its element type and shape must fit the variable's."""
-        arr = value.data if isinstance(value, Tensor) else np.asarray(value)
+        """Store a copy of ``value``, converted to the variable's element type; its shape must fit the variable's."""
+        arr = tensor_values(value) if isinstance(value, Tensor) else np.asarray(value)
         et, shape = self._info.data_type, self._info.data_shape
-        if et.is_static() and arr.dtype != et.to_dtype():
-            got = Tensor.wrap(arr).element_type.get_type_name()
-            raise InputError(f"Variable '{self.name}' holds {et.get_type_name()}; cannot set a {got} state "
-                             f"(convert it first, e.g. array.astype(np.{np.dtype(et.to_dtype()).name}))")
+        if et.is_static() and arr.dtype != storage_dtype(et):
+            want = np.dtype(storage_dtype(et))
+            if arr.dtype.kind not in "biuf" or want.kind not in "biuf":
+                got = Tensor.wrap(arr).element_type.get_type_name()
+                raise InputError(f"Variable '{self.name}' holds {et.get_type_name()}; cannot set a {got} state")
+            # numbers convert as OpenVINO's CPU plugin does: floats round to the nearest integer
+            arr = (np.rint(arr) if arr.dtype.kind == "f" and want.kind in "biu" else arr).astype(want)
         if shape.rank.is_static and (len(arr.shape) != len(shape) or not shape.compatible(list(arr.shape))):
             raise InputError(f"Variable '{self.name}' has shape {shape}; cannot set a state of shape "
                              f"{list(arr.shape)}")
@@ -92,7 +97,7 @@ def constant_value(output: Output) -> np.ndarray | None:
 def _zeros(info: VariableInfo) -> np.ndarray:
     shape = info.data_shape
     dims = [0] if shape.rank.is_dynamic else [d.get_length() if d.is_static else 0 for d in shape]
-    dtype = info.data_type.to_dtype() if info.data_type.is_static() else np.float32
+    dtype = storage_dtype(info.data_type) if info.data_type.is_static() else np.float32
     return np.zeros(dims, dtype)
 
 

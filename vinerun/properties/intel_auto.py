@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vinerun.properties._key import PropertyEnum, rw
+from vinerun.properties._key import BOOL, STR, PropertyEnum, enum_of, name_keys, rw
 
 
 class SchedulePolicy(PropertyEnum):
@@ -13,10 +13,12 @@ class SchedulePolicy(PropertyEnum):
     DEFAULT = 1
 
 
-device_bind_buffer = rw("DEVICE_BIND_BUFFER")
-enable_startup_fallback = rw("ENABLE_STARTUP_FALLBACK")
-enable_runtime_fallback = rw("ENABLE_RUNTIME_FALLBACK")
-schedule_policy = rw("SCHEDULE_POLICY")
-low_power_device = rw("LOW_POWER_DEVICE")
+device_bind_buffer = rw("DEVICE_BIND_BUFFER", BOOL)
+enable_startup_fallback = rw("ENABLE_STARTUP_FALLBACK", BOOL)
+enable_runtime_fallback = rw("ENABLE_RUNTIME_FALLBACK", BOOL)
+schedule_policy = rw("SCHEDULE_POLICY", enum_of(SchedulePolicy))
+low_power_device = rw("LOW_POWER_DEVICE", STR)
 devices_utilization_threshold = rw("DEVICES_UTILIZATION_THRESHOLD")
 perf_curve_table = rw("PERF_CURVE_TABLE")
+
+name_keys(globals())

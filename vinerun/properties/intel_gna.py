@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from vinerun.properties._key import PropertyEnum, ro, rw
+from vinerun.properties._key import PropertyEnum, name_keys, ro, rw
 
 
 class ExecutionMode(PropertyEnum):
@@ -49,3 +49,5 @@ pwl_max_error_percent = rw("GNA_PWL_MAX_ERROR_PERCENT")
 firmware_model_image_path = rw("GNA_FIRMWARE_MODEL_IMAGE")
 memory_reuse = rw("GNA_COMPACT_MODE")
 library_full_version = ro("GNA_LIBRARY_FULL_VERSION")
+
+name_keys(globals())

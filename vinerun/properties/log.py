@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vinerun.properties._key import PropertyEnum, rw
+from vinerun.properties._key import PropertyEnum, enum_of, name_keys, rw
 
 
 class Level(PropertyEnum):
@@ -16,4 +16,6 @@ class Level(PropertyEnum):
     TRACE = 4
 
 
-level = rw("LOG_LEVEL")
+level = rw("LOG_LEVEL", enum_of(Level))
+
+name_keys(globals())

@@ -1,8 +1,9 @@
 """``AsyncInferQueue``: a pool of infer requests kept busy, with one callback for all of them.
 
 Errors are never lost: an inference that fails or a callback that raises is logged when it
-happens and raised by the next :meth:`AsyncInferQueue.wait_all`. The requests run on the compiled
-model's daemon stream threads, so neither exiting the interpreter nor dropping a busy queue blocks.
+happens and raised (the callback's own exception, as in OpenVINO) by the next
+:meth:`AsyncInferQueue.wait_all`. The requests run on the compiled model's daemon stream threads, so
+neither exiting the interpreter nor dropping a busy queue blocks.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from vinerun.errors import CallbackError, PropertyError, RequestCancelledError
+from vinerun.errors import PropertyError, RequestCancelledError
 from vinerun.runtime.compiled_model import CompiledModel
 from vinerun.runtime.infer_request import InferRequest
 
@@ -57,9 +58,7 @@ class AsyncInferQueue:
             except BaseException as e:  # noqa: BLE001 - kept for wait_all(), never lost
                 log.error("vinerun: AsyncInferQueue callback raised %s: %s (job %d, userdata %r)",
                           type(e).__name__, e, index, self._userdata[index], exc_info=e)
-                error = CallbackError(f"AsyncInferQueue callback raised {type(e).__name__}: {e} "
-                                      f"(userdata {self._userdata[index]!r})")
-                error.__cause__ = e
+                error = e  # wait_all() raises the callback's own exception, as OpenVINO's queue does
         elif error is not None and not isinstance(error, RequestCancelledError):
             log.error("vinerun: AsyncInferQueue job %d (userdata %r) failed: %s: %s",
                       index, self._userdata[index], type(error).__name__, error)

@@ -6,7 +6,7 @@ import io
 from typing import Any
 
 from vinerun.ir.model import Model
-from vinerun.ir.node import Output
+from vinerun.ir.node import ConstOutput
 from vinerun.plugin_api.compiled_model import ICompiledModel
 from vinerun.plugin_api.variable_state import VariableState
 from vinerun.runtime.infer_request import InferRequest
@@ -25,47 +25,52 @@ class CompiledModel:
 
     def __init__(self, impl: ICompiledModel):
         self._impl = impl
-        self._request: InferRequest | None = None
+        self._infer_request: InferRequest | None = None
+
+    # A compiled model's ports are read-only views: OpenVINO's ConstOutput (equal to the model's Output).
+    @property
+    def inputs(self) -> list[ConstOutput]:
+        return [ConstOutput(o.node, o.index) for o in self._impl.inputs]
 
     @property
-    def inputs(self) -> list[Output]:
-        return self._impl.inputs
+    def outputs(self) -> list[ConstOutput]:
+        return [ConstOutput(o.node, o.index) for o in self._impl.outputs]
 
-    @property
-    def outputs(self) -> list[Output]:
-        return self._impl.outputs
+    def input(self, key: Any = None) -> ConstOutput:
+        o = self._impl.model.input(key)
+        return ConstOutput(o.node, o.index)
 
-    def input(self, key: Any = None) -> Output:
-        return self._impl.model.input(key)
-
-    def output(self, key: Any = None) -> Output:
-        return self._impl.model.output(key)
+    def output(self, key: Any = None) -> ConstOutput:
+        o = self._impl.model.output(key)
+        return ConstOutput(o.node, o.index)
 
     def create_infer_request(self) -> InferRequest:
         return InferRequest(self)
 
-    def __call__(self, inputs: Any = None, share_inputs: bool = True, share_outputs: bool = False,
+    def __call__(self, inputs: Any = None, share_inputs: bool = True, share_outputs: bool = False, *,
                  decode_strings: bool = True) -> InferResult:
         """Run on an internal request that is reused between calls."""
-        if self._request is None:
-            self._request = self.create_infer_request()
-        return self._request.infer(inputs, share_inputs=share_inputs, share_outputs=share_outputs)
+        if self._infer_request is None:
+            self._infer_request = self.create_infer_request()
+        return self._infer_request.infer(inputs, share_inputs=share_inputs, share_outputs=share_outputs,
+                                         decode_strings=decode_strings)
 
     def query_state(self) -> list[VariableState]:
         """The variables of the internal request that ``__call__`` uses (created if needed)."""
-        if self._request is None:
-            self._request = self.create_infer_request()
-        return self._request.query_state()
+        if self._infer_request is None:
+            self._infer_request = self.create_infer_request()
+        return self._infer_request.query_state()
 
     def reset_state(self) -> None:
         """Reset every variable of the internal request to its initial value."""
-        if self._request is not None:
-            self._request.reset_state()
+        if self._infer_request is not None:
+            self._infer_request.reset_state()
 
     def infer_new_request(self, inputs: Any = None) -> InferResult:
         return self.create_infer_request().infer(inputs)
 
     def get_property(self, key: str) -> Any:
+        """The value of a property of the compiled model (``props.model_name``, ``SUPPORTED_PROPERTIES``...)."""
         if str(key) == "LOADED_FROM_CACHE":
             return self._loaded_from_cache
         if str(key) == "SUPPORTED_PROPERTIES":
@@ -83,8 +88,18 @@ class CompiledModel:
         stream.seek(0)
         return stream if model_stream is None else None
 
-    def set_property(self, config: dict[str, Any]) -> None:
-        self._impl.set_property({str(k): v for k, v in config.items()})
+    def set_property(self, config: Any) -> None:
+        """Set RW properties: a dict, one ``key(value)`` pair or a list of pairs."""
+        from vinerun.runtime.core import normalize_config
+
+        self._impl.set_property(normalize_config(config))
+
+    def release_memory(self) -> None:
+        """Free the memory the compiled model holds for intermediate results between inferences (the
+        device's own when it keeps any); requests allocate again on their next run, as in OpenVINO."""
+        release = getattr(self._impl, "release_memory", None)
+        if release is not None:
+            release()
 
     def get_runtime_model(self) -> Model:
         return self._impl.get_runtime_model()

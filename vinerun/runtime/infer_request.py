@@ -1,20 +1,33 @@
-"""``InferRequest``: OpenVINO's request API over a device's sync request."""
+"""``InferRequest``: OpenVINO's request API over a device's sync request.
+
+As in OpenVINO, a request holds one tensor per model input and output from its creation (static
+shapes allocated, dynamic dimensions 0). ``infer`` puts the call's data into the input tensors --
+copied into them, or, with ``share_inputs=True``, the caller's array itself where it fits (see
+:mod:`vinerun.runtime.request_tensors`) -- runs, and returns copies of the output tensors (views of
+them with ``share_outputs=True``). A tensor the user set or was given (``get_output_tensor``...)
+receives every later result in place.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from vinerun.errors import InputError, RequestBusyError, RequestCancelledError
 from vinerun.ir.node import Output
-from vinerun.ir.tensor import Tensor
+from vinerun.ir.tensor import Tensor, strings_as
+from vinerun.ir.types import Type
 from vinerun.plugin_api.async_infer_request import IAsyncInferRequest
 from vinerun.plugin_api.infer_request import ProfilingInfo
 from vinerun.plugin_api.variable_state import VariableState
-from vinerun.runtime.inputs import InputPorts, convert_input
-from vinerun.runtime.results import InferResult
+from vinerun.runtime.inputs import InputPorts
+from vinerun.runtime.request_tensors import RequestTensors
+from vinerun.runtime.results import OVDict
 
 if TYPE_CHECKING:
     from vinerun.runtime.compiled_model import CompiledModel
@@ -39,8 +52,6 @@ class InferRequest:
     def __init__(self, compiled: CompiledModel):
         self._compiled = compiled
         self._impl = compiled._impl.create_sync_infer_request()
-        self._inputs: dict[int, Any] = {}
-        self._outputs: list[Any] | None = None
         self._latency_ms = 0.0
         self.userdata: Any = None
         self._async: IAsyncInferRequest | None = None
@@ -50,6 +61,9 @@ class InferRequest:
         self._t0 = 0.0
         self._ports = (compiled.inputs, compiled.outputs)  # a compiled model's ports never change: read once
         self._checks = InputPorts(compiled.inputs)
+        self._tensors = RequestTensors(self._checks, compiled.outputs)
+        self._started: list[Any] = []  # the input arrays of the asynchronous run in flight
+        self._string_outputs = any(p.get_element_type() == Type.string for p in compiled.outputs)
 
     @property
     def model_inputs(self) -> list[Output]:
@@ -59,42 +73,60 @@ class InferRequest:
     def model_outputs(self) -> list[Output]:
         return self._ports[1]
 
-    input_tensors = property(lambda self: [self.get_input_tensor(i) for i in range(len(self.model_inputs))])
-    output_tensors = property(lambda self: [self.get_output_tensor(i) for i in range(len(self.model_outputs))])
+    @property
+    def input_tensors(self) -> list[Tensor]:
+        return [self.get_input_tensor(i) for i in range(len(self.model_inputs))]
+
+    @property
+    def output_tensors(self) -> list[Tensor]:
+        return [self.get_output_tensor(i) for i in range(len(self.model_outputs))]
 
     def get_compiled_model(self) -> CompiledModel:
         return self._compiled
 
     # --- running -----------------------------------------------------------------------
-    def infer(self, inputs: Any = None, share_inputs: bool = False, share_outputs: bool = False,
-              decode_strings: bool = True) -> InferResult:
-        """Run synchronously; returns outputs keyed by port, index or name."""
+    def infer(self, inputs: Any = None, share_inputs: bool = False, share_outputs: bool = False, *,
+              decode_strings: bool = True) -> OVDict:
+        """Run synchronously; returns the outputs keyed by port, index or name (an :class:`OVDict`).
+
+        ``inputs``: a dict keyed by input index, name or port, a list or tuple in input order, or one value for a
+        single-input model; values are arrays (or anything ``np.asarray`` takes), scalars or Tensors. Inputs left
+        out keep the request's current tensors. ``share_inputs=False`` copies arrays into the request's tensors;
+        ``True`` lets the request use a C-contiguous, writable array of the input's element type as it is (others
+        are still copied). Tensors are always used as they are. ``share_outputs=True`` returns views of the
+        request's output tensors instead of copies (the next inference may overwrite them).
+        """
         self._check_idle()
-        arrays = self._checks.normalize(inputs, self._inputs)
+        self._tensors.put(inputs, share_inputs)
+        arrays = self._tensors.input_arrays()
         t0 = time.perf_counter()
         outs = self._impl.infer(arrays)
         self._latency_ms = (time.perf_counter() - t0) * 1e3
-        self._inputs = {i: a for i, a in enumerate(arrays)}
-        if not share_outputs:
-            outs = [o.copy() if hasattr(o, "copy") and hasattr(o, "dtype") and not o.flags.owndata else o for o in outs]
-        self._outputs = outs
-        return InferResult(self.model_outputs, outs)
+        values = self._tensors.store_outputs(outs, arrays, share_outputs)
+        if self._string_outputs:
+            values = _strings_decoded(self.model_outputs, values, decode_strings)
+        return OVDict(self.model_outputs, values)
 
     # --- asynchronous ------------------------------------------------------------------
     def start_async(self, inputs: Any = None, userdata: Any = None, share_inputs: bool = False) -> None:
         """Start an inference and return at once; it runs on one of the compiled model's streams.
 
-        Input errors raise here. When it finishes, the callback (:meth:`set_callback`) is called with
-        ``userdata`` (this call's, else the one given to ``set_callback``); :meth:`wait` returns after it.
+        Inputs are taken as :meth:`infer` takes them (copied unless ``share_inputs``: the caller may reuse its
+        arrays at once); input errors raise here. When it finishes, the callback (:meth:`set_callback`) is called
+        with ``userdata`` (this call's, else the one given to ``set_callback``); :meth:`wait` returns after it.
         """
         self._check_idle()
-        arrays = self._checks.normalize(inputs, self._inputs)
+        self._tensors.put(inputs, share_inputs)
+        arrays = self._tensors.input_arrays()
         if userdata is not None:
-            self.userdata = userdata
+            if self._callback is None:
+                warnings.warn("There is no callback function!", RuntimeWarning, stacklevel=2)
+            else:
+                self.userdata = userdata
         if self._async is None:
             self._async = self._compiled._impl.create_async_infer_request(self._impl)
             self._async.on_complete = self._on_complete
-        self._inputs = {i: a for i, a in enumerate(arrays)}
+        self._started = arrays
         self._t0 = time.perf_counter()
         self._async.start_async(arrays)
 
@@ -102,8 +134,11 @@ class InferRequest:
         """In the worker thread, after the last stage: keep the outputs, then call back."""
         self._latency_ms = (time.perf_counter() - self._t0) * 1e3
         if error is None and self._async is not None:
-            self._outputs = [o.copy() if hasattr(o, "flags") and not o.flags.owndata else o
-                             for o in self._async.outputs]
+            try:
+                self._tensors.store_outputs(self._async.outputs, self._started, None)
+            except BaseException as e:  # noqa: BLE001 - e.g. a user output tensor that cannot take the result
+                error = e
+        self._started = []
         if self._done_hook is not None:
             self._done_hook(error)
         elif error is None and self._callback is not None:
@@ -145,10 +180,12 @@ class InferRequest:
             raise RequestBusyError("Infer request is busy: an asynchronous inference is running; call wait() first")
 
     @property
-    def results(self) -> InferResult:
-        if self._outputs is None:
-            raise RuntimeError("No results yet: call infer() first")
-        return InferResult(self.model_outputs, self._outputs)
+    def results(self) -> OVDict:
+        """Copies of the output tensors (the last inference's results; the initial tensors before any)."""
+        values = self._tensors.output_values(copy=True)
+        if self._string_outputs:
+            values = _strings_decoded(self.model_outputs, values, True)
+        return OVDict(self.model_outputs, values)
 
     @property
     def latency(self) -> float:
@@ -156,59 +193,84 @@ class InferRequest:
         return self._latency_ms
 
     # --- tensors -----------------------------------------------------------------------
-    def _output_index(self, key: Any) -> int:
-        if isinstance(key, int):
-            if not 0 <= key < len(self.model_outputs):
-                raise IndexError(f"Output index {key} is out of range")
-            return key
-        return InferResult(self.model_outputs, [None] * len(self.model_outputs))._index(key)
-
-    def _is_output_key(self, key: Any) -> bool:
-        try:
-            self._checks.index(key)
-            return False
-        except InputError:
-            return True
-
     def get_tensor(self, key: Any) -> Tensor:
-        if self._is_output_key(key):
-            return self.get_output_tensor(self._output_index(key))
-        return self.get_input_tensor(self._checks.index(key))
+        """The input or output tensor of ``key`` (a tensor name, a port, or an input index)."""
+        is_input, index = self._tensors.find(key)
+        return self.get_input_tensor(index) if is_input else self.get_output_tensor(index)
 
     def set_tensor(self, key: Any, tensor: Tensor) -> None:
-        if self._is_output_key(key):
-            raise InputError(f"{key!r} is not an input of this model; output tensors are allocated by vinerun")
-        self.set_input_tensor(self._checks.index(key), tensor)
+        """Use ``tensor`` for the input or output ``key``: inputs are read from it, outputs written into it."""
+        is_input, index = self._tensors.find(key)
+        if is_input:
+            self.set_input_tensor(index, tensor)
+        else:
+            self.set_output_tensor(index, tensor)
 
-    def set_tensors(self, inputs: dict[Any, Tensor]) -> None:
-        for k, v in inputs.items():
-            self.set_tensor(k, v)
+    def set_tensors(self, inputs: Any, tensors: list[Tensor] | None = None) -> None:
+        """``set_tensors({key: tensor, ...})``; or ``set_tensors(key, [tensor, ...])``: one input's batch given as
+        one tensor per item (see :meth:`set_input_tensors`)."""
+        if tensors is None:
+            for k, v in dict(inputs).items():
+                self.set_tensor(k, v)
+            return
+        is_input, index = self._tensors.find(inputs)
+        if not is_input:
+            raise InputError(f"set_tensors with a list of tensors takes a model input; {inputs!r} is an output")
+        self._check_idle()
+        self._tensors.set_batched(index, tensors)
 
-    def get_input_tensor(self, index: int = 0) -> Tensor:
-        if index in self._inputs:
-            return Tensor.wrap(self._inputs[index])
-        port = self.model_inputs[index]
-        if port.partial_shape.is_static and port.element_type.is_static():
-            t = Tensor(port.element_type, list(port.get_shape()))
-            self._inputs[index] = t.data
-            return t
-        raise RuntimeError(f"Input {index} has a dynamic shape and no tensor was set yet")
+    def get_input_tensor(self, index: int | None = None) -> Tensor:
+        return self._tensors.input_tensor(self._single(index, len(self.model_inputs), "inputs"))
 
     def set_input_tensor(self, index_or_tensor: Any, tensor: Tensor | None = None) -> None:
-        index, tensor = (0, index_or_tensor) if tensor is None else (index_or_tensor, tensor)
+        """``set_input_tensor(tensor)`` (single-input model) or ``set_input_tensor(index, tensor)``."""
+        if tensor is None:
+            index, tensor = self._single(None, len(self.model_inputs), "inputs"), index_or_tensor
+        else:
+            index = index_or_tensor
         self._check_idle()
-        port = self.model_inputs[index]
-        self._inputs[index] = convert_input(port, index, tensor)
+        self._tensors.set_input(int(index), tensor)
 
-    def set_input_tensors(self, tensors: Any) -> None:
-        items = tensors.items() if isinstance(tensors, dict) else enumerate(tensors)
-        for i, t in items:
-            self.set_input_tensor(i, t)
+    def set_input_tensors(self, inputs: Any, tensors: list[Tensor] | None = None) -> None:
+        """``{index: tensor}``; or a batch as one tensor per item: ``set_input_tensors([t0, t1, ...])`` for a
+        single-input model, ``set_input_tensors(index, [t0, t1, ...])`` otherwise. The input needs a layout
+        with a batch dimension ``N``; each tensor holds one item (``N`` = 1)."""
+        self._check_idle()
+        if isinstance(inputs, dict):
+            for i, t in inputs.items():
+                self._tensors.set_input(int(i), t)
+        elif tensors is None:
+            self._tensors.set_batched(self._single(None, len(self.model_inputs), "inputs"), inputs)
+        else:
+            self._tensors.set_batched(int(inputs), tensors)
 
-    def get_output_tensor(self, index: int = 0) -> Tensor:
-        if self._outputs is None:
-            raise RuntimeError("No output tensors yet: call infer() first")
-        return Tensor.wrap(self._outputs[index])
+    def get_output_tensor(self, index: int | None = None) -> Tensor:
+        return self._tensors.output_tensor(self._single(index, len(self.model_outputs), "outputs"))
+
+    def set_output_tensor(self, index_or_tensor: Any, tensor: Tensor | None = None) -> None:
+        """``set_output_tensor(tensor)`` (single-output model) or ``set_output_tensor(index, tensor)``: the
+        results of that output are written into ``tensor``."""
+        if tensor is None:
+            index, tensor = self._single(None, len(self.model_outputs), "outputs"), index_or_tensor
+        else:
+            index = index_or_tensor
+        self._check_idle()
+        self._tensors.set_output(int(index), tensor)
+
+    def set_output_tensors(self, outputs: dict[int, Tensor]) -> None:
+        for i, t in outputs.items():
+            self.set_output_tensor(int(i), t)
+
+    @staticmethod
+    def _single(index: int | None, count: int, what: str) -> int:
+        """``index``, or 0 when none is given and the model has exactly one of ``what``."""
+        if index is not None:
+            if not -count <= int(index) < count:
+                raise IndexError(f"Index {index} is out of range: the model has {count} {what}")
+            return int(index) % count
+        if count != 1:
+            raise InputError(f"The model has {count} {what}: pass an index")
+        return 0
 
     # --- profiling and state -----------------------------------------------------------
     def get_profiling_info(self) -> list[ProfilingInfo]:
@@ -223,3 +285,14 @@ class InferRequest:
     def reset_state(self) -> None:
         """Reset every variable to its initial value (the ReadValue's init, or zeros)."""
         self._impl.reset_state()
+
+    def __repr__(self) -> str:
+        ins = "\n".join(repr(p) for p in self.model_inputs)
+        outs = "\n".join(repr(p) for p in self.model_outputs)
+        return f"<InferRequest:\ninputs[\n{ins}\n]\noutputs[\n{outs}\n]>"
+
+
+def _strings_decoded(ports: list[Output], values: list[Any], decode: bool) -> list[Any]:
+    """String outputs as openvino returns them: ``<U`` arrays (``decode_strings=True``) or ``|S`` (UTF-8)."""
+    return [strings_as(v, decode) if isinstance(v, np.ndarray) and p.get_element_type() == Type.string else v
+            for p, v in zip(ports, values, strict=True)]

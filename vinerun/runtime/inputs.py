@@ -9,8 +9,9 @@ import numpy as np
 from vinerun.errors import InputError
 from vinerun.ir.node import Output
 from vinerun.ir.shape import PartialShape
-from vinerun.ir.tensor import Tensor
-from vinerun.ir.types import Type
+from vinerun.ir.tensor import Tensor, tensor_values
+from vinerun.ir.types import Type, storage_dtype
+from vinerun.runtime.results import OVDict, same_port
 
 
 def _port_label(port: Output, index: int) -> str:
@@ -26,7 +27,7 @@ def resolve_input_key(ports: list[Output], key: Any) -> int:
         return int(key)
     if isinstance(key, Output):
         for i, p in enumerate(ports):
-            if p == key or (key.get_names() and key.get_names() & p.get_names()):
+            if same_port(p, key) or (key.get_names() and key.get_names() & p.get_names()):
                 return i
         raise InputError(f"{key} is not an input of this model")
     if isinstance(key, str):
@@ -34,7 +35,9 @@ def resolve_input_key(ports: list[Output], key: Any) -> int:
             if key in p.get_names() or key == p.node.friendly_name:
                 return i
         known = sorted(n for p in ports for n in p.get_names())
-        raise InputError(f"The model has no input named '{key}'. Inputs: {known}")
+        # OpenVINO's message opens with "Check '<condition>' failed"; scripts match it
+        raise InputError(f"Check 'port' failed: Port for tensor name {key} was not found: the model has no "
+                         f"input named '{key}'. Inputs: {known}")
     raise InputError(f"Inputs are keyed by index, name or port, not {type(key).__name__}")
 
 
@@ -49,20 +52,23 @@ def convert_input(port: Output, index: int, value: Any) -> Any:
         return value
     want: Type = port.element_type
     if isinstance(value, Tensor):
-        arr = value.data
+        arr = tensor_values(value)  # strings: str / bytes items; sub-byte types: one element per item
         if want.is_static() and value.element_type != want:
             raise InputError(f"Wrong element type for {_port_label(port, index)}: tensor is "
                              f"{value.element_type.get_type_name()}, the model expects {want.get_type_name()}")
     elif isinstance(value, np.ndarray):
         arr = value
-        if want.is_static() and arr.dtype != want.to_dtype():
-            arr = _cast(arr, want, _port_label(port, index))
+        if want == Type.bf16 and arr.dtype == np.float16:
+            arr = arr.view(storage_dtype(want))  # as openvino: float16 data given for bf16 carries bf16 bits
+        if want.is_static() and arr.dtype != storage_dtype(want):
+            # any number to any number, as OpenVINO's dispatcher (``astype``); strings never become numbers
+            arr = _cast(arr, want, _port_label(port, index), strict=False)
     else:
         try:
             arr = np.asarray(value)
         except (TypeError, ValueError) as e:
             raise InputError(f"Cannot convert the value for {_port_label(port, index)} to an array: {e}") from e
-        if want.is_static() and arr.dtype != want.to_dtype():
+        if want.is_static() and arr.dtype != storage_dtype(want):
             arr = _cast(arr, want, _port_label(port, index), strict=False)
     if arr.dtype.kind in "US":
         arr = arr.astype(object)
@@ -74,7 +80,7 @@ def convert_input(port: Output, index: int, value: Any) -> Any:
 
 
 def _cast(arr: np.ndarray, want: Type, label: str, strict: bool = True) -> np.ndarray:
-    dst = want.to_dtype()
+    dst = storage_dtype(want)  # strings: object arrays of str / bytes
     src = arr.dtype
     ok = (
         np.can_cast(src, dst, "same_kind")
@@ -117,7 +123,7 @@ class InputPorts:
             bounds = None if shape.rank.is_dynamic else tuple((d.get_min_length(), d.get_max_length())
                                                                  for d in shape)
             self._checks.append(None if _is_passthrough(p) else
-                                (np.dtype(want.to_dtype()) if want.is_static() else None, bounds))
+                                (storage_dtype(want) if want.is_static() else None, bounds))
 
     def index(self, key: Any) -> int:
         """The index of the input ``key`` (index, name or port) designates."""
@@ -137,26 +143,42 @@ class InputPorts:
                 return value
         return convert_input(self.ports[index], index, value)
 
-    def normalize(self, inputs: Any, provided: dict[int, Any]) -> list[Any]:
-        """Merge ``inputs`` (dict, list/tuple, single value or None) with tensors already set, checked."""
+    def split(self, inputs: Any) -> list[tuple[int, Any]]:
+        """``(input index, value)`` pairs of what a call passes, as OpenVINO's data dispatcher reads it.
+
+        A dict (keys: index, name or port), an ``OVDict`` (by position), a list or tuple (by position), or one
+        value (a Tensor, an array or array-like, a scalar) for a single-input model. A list of plain values
+        (numbers, strings) for a single-input model is that input's value, not one value per input.
+        """
         ports = self.ports
-        values: dict[int, Any] = dict(provided)
         if inputs is None:
-            pass
-        elif isinstance(inputs, dict):
+            return []
+        if isinstance(inputs, dict):
+            pairs = []
             for k, v in inputs.items():
-                values[self.index(k)] = v
-        elif isinstance(inputs, (list, tuple)) and not (len(ports) == 1 and _is_passthrough(ports[0])):
-            if len(inputs) > len(ports):
-                raise InputError(f"Got {len(inputs)} inputs, but the model has only {len(ports)}")
-            for i, v in enumerate(inputs):
-                values[i] = v
-        else:
+                if not isinstance(k, (str, int, np.integer, Output)):
+                    raise TypeError(f"Incompatible key type for input: {k}")
+                pairs.append((self.index(k), v))
+            return pairs
+        if isinstance(inputs, OVDict):
+            values = list(inputs.values())
+        elif isinstance(inputs, tuple) or (isinstance(inputs, list) and not (
+                len(ports) == 1 and (_is_passthrough(ports[0]) or _is_plain_list(inputs)))):
+            values = list(inputs)
+        elif isinstance(inputs, (Tensor, np.ndarray, np.generic, int, float, str, bytes, list)) or hasattr(
+                inputs, "__array__"):
             if len(ports) != 1:
                 raise InputError(f"A single input value was given, but the model has {len(ports)} inputs; "
                                  "pass a dict keyed by input name or index")
-            values[0] = inputs
-        if len(values) < len(ports):
-            missing = [_port_label(p, i) for i, p in enumerate(ports) if i not in values]
-            raise InputError(f"Missing value for {', '.join(missing)}")
-        return [self.convert(i, values[i]) for i in range(len(ports))]
+            return [(0, inputs)]
+        else:
+            raise TypeError(f"Incompatible inputs of type: {type(inputs)}")
+        if len(values) > len(ports):
+            raise InputError(f"Got {len(values)} inputs, but the model has only {len(ports)}")
+        return list(enumerate(values))
+
+
+def _is_plain_list(values: list) -> bool:
+    """A list (or list of lists) of numbers, strings or bytes: one input's data, not several inputs."""
+    return all(all(isinstance(x, (str, float, int, bytes)) for x in v) if isinstance(v, list)
+               else isinstance(v, (str, float, int, bytes)) for v in values)

@@ -11,7 +11,7 @@ import threading
 from importlib.metadata import entry_points
 from typing import Any
 
-from vinerun.errors import DeviceError
+from vinerun.errors import DeviceError, NotSupportedError
 
 # Built-in devices, as "module:Class" strings so the runtime never imports a plugin directly.
 BUILTIN = {"CPU": "vinerun.plugins.cpu:CPUPlugin", "GNA": "vinerun.plugins.gna:GNAPlugin",
@@ -38,6 +38,11 @@ class PluginRegistry:
         self._specs[name.upper()] = plugin
         self._instances.pop(name.upper(), None)
 
+    def unload(self, name: str) -> bool:
+        """Drop the instance made for ``name`` (it is made again on next use); whether there was one."""
+        with _lock:
+            return self._instances.pop(name.upper(), None) is not None
+
     def get(self, name: str) -> Any:
         key = name.upper()
         with _lock:
@@ -55,7 +60,11 @@ class PluginRegistry:
     @staticmethod
     def _instantiate(spec: Any) -> Any:
         if isinstance(spec, str):
-            module, _, cls = spec.partition(":")
+            module, sep, cls = spec.partition(":")
+            if not sep:
+                # an OpenVINO plugins.xml location or register_plugin("openvino_x_plugin"): a C++ library
+                raise NotSupportedError(f"Cannot load library '{spec}': vinerun plugins are Python classes "
+                                        "('module:Class'); OpenVINO C++ plugin libraries are not supported")
             return getattr(importlib.import_module(module), cls)()
         if hasattr(spec, "load"):
             return spec.load()()

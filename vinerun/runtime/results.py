@@ -1,8 +1,8 @@
-"""``InferResult``: the dict-like returned by ``infer``, keyed by output port, index or name."""
+"""``OVDict``: the read-only mapping ``infer`` returns, keyed by output port, index or name."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
 import numpy as np
@@ -10,64 +10,93 @@ import numpy as np
 from vinerun.ir.node import Output
 
 
-class InferResult(Mapping):
-    """Outputs of one inference (OpenVINO's ``OVDict``).
+def same_port(a: Output, b: Output) -> bool:
+    """Whether ``a`` and ``b`` designate the same model input or output, as OpenVINO's requests match ports.
 
-    >>> result[compiled.output(0)], result[0], result["logits"], result.to_tuple()
+    The same handle, or (for a port of the model a compiled model was made from) the same index of a node of
+    the same type whose tensor names include all of ``b``'s (non-empty ones, else the same friendly name).
+    """
+    if a == b:
+        return True
+    na, nb = a.node, b.node
+    if a.index != b.index or type(na) is not type(nb):
+        return False
+    names = b.get_names()
+    # tensor names are unique in a model: equal names suffice (a copy may renumber auto friendly names)
+    return names <= a.get_names() and (bool(names) or na.friendly_name == nb.friendly_name)
+
+
+class OVDict(Mapping):
+    """Outputs of one inference, as OpenVINO's ``OVDict``: read-only, keyed by port, index or tensor name.
+
+    >>> result[compiled.output(0)], result[0], result["logits"]
+    >>> out0, out1 = result.to_tuple()           # or result.values()
+    >>> plain = result.to_dict()                 # a dict keyed by ports only
     """
 
-    def __init__(self, ports: list[Output], values: list[Any]):
-        self._ports = ports
-        self._values = values
+    __slots__ = ("_dict", "__weakref__")
 
-    def _index(self, key: Any) -> int:
-        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-            if not 0 <= int(key) < len(self._values):
-                raise KeyError(f"Output index {key} is out of range (the model has {len(self._values)} outputs)")
-            return int(key)
+    def __init__(self, ports_or_dict: list[Output] | dict[Output, Any], values: list[Any] | None = None):
+        self._dict: dict[Output, Any] = (dict(ports_or_dict) if values is None
+                                         else dict(zip(ports_or_dict, values, strict=True)))
+
+    def _port(self, key: Any) -> Output:
+        """The port ``key`` designates; KeyError if none, TypeError for a key of another type."""
         if isinstance(key, Output):
-            for i, p in enumerate(self._ports):
-                if p == key:
-                    return i
-            names = key.get_names()
-            for i, p in enumerate(self._ports):
-                if names and names & p.get_names():
-                    return i
-            raise KeyError(f"{key} is not an output of this model")
+            if key in self._dict:
+                return key
+            for port in self._dict:
+                if same_port(port, key):
+                    return port
+            raise KeyError(key)
+        if isinstance(key, (int, np.integer)):
+            try:
+                return list(self._dict)[int(key)]  # negative indices count from the end, as a list's
+            except IndexError:
+                raise KeyError(key) from None
         if isinstance(key, str):
-            for i, p in enumerate(self._ports):
-                if key in p.get_names() or key == p.node.friendly_name:
-                    return i
-            known = sorted(n for p in self._ports for n in p.get_names())
-            raise KeyError(f"No output named '{key}'. Outputs: {known}")
-        raise TypeError(f"Outputs are keyed by port, index or name, not {type(key).__name__}")
+            for port in self._dict:
+                if key in port.get_names():
+                    return port
+            for port in self._dict:  # vinerun also accepts the Result's friendly name
+                if key == port.node.friendly_name:
+                    return port
+            raise KeyError(key)
+        raise TypeError(f"Unknown key type: {type(key)}")
 
     def __getitem__(self, key: Any) -> Any:
-        return self._values[self._index(key)]
+        return self._dict[self._port(key)]
 
     def __iter__(self) -> Iterator[Output]:
-        return iter(self._ports)
+        return iter(self._dict)
 
     def __len__(self) -> int:
-        return len(self._values)
+        return len(self._dict)
 
     def __repr__(self) -> str:
-        return repr(dict(zip(self._ports, self._values, strict=True)))
+        return repr(self._dict)
 
-    def keys(self):  # type: ignore[override]
-        return list(self._ports)
+    def keys(self) -> KeysView[Output]:
+        return self._dict.keys()
 
-    def values(self):  # type: ignore[override]
-        return list(self._values)
+    def values(self) -> ValuesView[Any]:
+        return self._dict.values()
 
-    def items(self):  # type: ignore[override]
-        return list(zip(self._ports, self._values, strict=True))
+    def items(self) -> ItemsView[Output, Any]:
+        return self._dict.items()
 
     def names(self) -> tuple[set[str], ...]:
-        return tuple(p.get_names() for p in self._ports)
+        """The tensor names of each output (an empty set for an output without names)."""
+        return tuple(port.get_names() for port in self._dict)
 
     def to_dict(self) -> dict[Output, Any]:
-        return dict(zip(self._ports, self._values, strict=True))
+        """A plain dict keyed by ports (a shallow copy: the arrays are the same)."""
+        return dict(self._dict)
 
     def to_tuple(self) -> tuple[Any, ...]:
-        return tuple(self._values)
+        """The values, in output order."""
+        return tuple(self._dict.values())
+
+
+#: vinerun's earlier name of the same class
+InferResult = OVDict

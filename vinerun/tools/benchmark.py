@@ -273,7 +273,7 @@ def _print_io(inputs: list[Any], outputs: list[Any]) -> None:
         info(title)
         for port in ports:
             layout = port.node.get_layout() if hasattr(port.node, "get_layout") else Layout()
-            shown = "[...]" if layout.empty() else layout.to_string()
+            shown = "[...]" if layout.empty else layout.to_string()
             info(f"    {port_name(port)} (node: {port.node.friendly_name}) : {port.get_element_type().get_type_name()}"
                  f" / {shown} / {port.get_partial_shape()}")
 
@@ -301,7 +301,7 @@ def _reshape(model: Model, args: argparse.Namespace) -> None:
                 continue
             layout = port.node.get_layout()
             axis = layout.get_index_by_name("N") if layout.has_name("N") else 0
-            if layout.empty():
+            if layout.empty:
                 warning(f"Input '{port_name(port)}' has no layout: -b sets its dimension 0 (use -layout to choose)")
             shape = type(shape)(shape)
             shape[axis] = args.b

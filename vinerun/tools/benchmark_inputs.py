@@ -102,8 +102,8 @@ def batch_size(infos: list[InputInfo]) -> int:
     for info in infos:
         shape = info.data_shapes[0]
         layout = info.layout
-        if not layout.empty() and layout.has_name("N"):
+        if not layout.empty and layout.has_name("N"):
             return int(shape[layout.get_index_by_name("N")])
-        if layout.empty() and len(shape) == 4:
+        if layout.empty and len(shape) == 4:
             return int(shape[0])
     return 1

@@ -32,7 +32,7 @@ def _why_not_port(port: Output, what: str, layout: Layout | None) -> str:
         return f"{name} has a dynamic shape {shape}"
     if len(shape) == 0:
         return f"{name} is a scalar (no batch dimension)"
-    if layout is not None and not layout.empty():
+    if layout is not None and not layout.empty:
         if not layout.has_name("N"):
             return f"{name} has layout {layout.to_string()} without a batch dimension N"
         index = layout.get_index_by_name("N")
