@@ -6,7 +6,12 @@
 >>> result = compiled({"input": x})
 """
 
+import sys as _sys
+
+from vinerun import _bindings as _pyopenvino  # OpenVINO's openvino._pyopenvino module (see the end)
 from vinerun import (  # noqa: F401  (OpenVINO's ov.op and ov.opsetN op builders)
+    helpers,
+    layout_helpers,
     op,
     opset1,
     opset2,
@@ -26,10 +31,15 @@ from vinerun import (  # noqa: F401  (OpenVINO's ov.op and ov.opsetN op builders
     opset16,
     preprocess,
     properties,
+    utils,
 )
 from vinerun._version import __version__
+from vinerun.helpers import tensor_from_file
 from vinerun.ir import Dimension, Layout, Model, Node, Output, PartialShape, Shape, Tensor, Type
-from vinerun.ir.node import Input
+from vinerun.ir.coordinates import AxisSet, AxisVector, Coordinate, CoordinateDiff, Strides
+from vinerun.ir.node import ConstOutput, DiscreteTypeInfo, Input
+from vinerun.ir.rt_map import OVAny, RTMap
+from vinerun.ir.symbol import Symbol
 from vinerun.plugin_api.infer_request import ProfilingInfo
 from vinerun.plugin_api.variable_state import VariableState
 from vinerun.preprocess import get_batch, set_batch
@@ -42,8 +52,8 @@ from vinerun.runtime import (
     save_model,
     serialize,
 )
-
-ConstOutput = Output
+from vinerun.runtime.extension import Extension
+from vinerun.runtime.remote import RemoteContext, RemoteTensor
 
 
 def get_version() -> str:
@@ -56,3 +66,10 @@ __all__ = ["CompiledModel", "ConstOutput", "Core", "Dimension", "InferRequest", 
            "compile_model", "get_version", "save_model", "serialize"]
 __all__ += ["VariableState", "get_batch", "preprocess", "set_batch"]
 __all__ += ["AsyncInferQueue", "properties"]
+__all__ += ["AxisSet", "AxisVector", "Coordinate", "CoordinateDiff", "DiscreteTypeInfo", "Strides",
+            "layout_helpers"]
+__all__ += ["OVAny", "RTMap", "Symbol"]
+__all__ += ["Extension", "RemoteContext", "RemoteTensor", "helpers", "tensor_from_file"]
+
+# ``import vinerun._pyopenvino`` (OpenVINO's binding module name) finds the module defined in _bindings.py
+_sys.modules.setdefault(__name__ + "._pyopenvino", _pyopenvino)

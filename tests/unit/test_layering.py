@@ -22,6 +22,8 @@ FORBIDDEN = {
     # virtual devices build on plugin_api and the Core's services (plugin.core), never on runtime or plugins
     "virtual": ["vinerun.runtime", "vinerun.plugins", "vinerun.tools", "vinerun.frontends", "vinerun.serving"],
     "serving": ["vinerun.plugins", "vinerun.virtual", "vinerun.tools"],
+    # OpenVINO's openvino.passes: on transformations/ and the IR writer, never on devices or the runtime
+    "passes": ["vinerun.plugins", "vinerun.virtual", "vinerun.runtime", "vinerun.tools", "vinerun.serving"],
 }
 NEVER = ["onnxruntime", "openvino", "onnx.reference"]
 

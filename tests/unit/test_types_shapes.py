@@ -42,7 +42,7 @@ def test_layout():
     lay = Layout("NCHW")
     assert lay.get_index_by_name("C") == 1 and lay.has_name("W") and not lay.has_name("D")
     assert Layout("NC...").get_index_by_name("C") == 1
-    with pytest.raises(ValueError, match="twice"):
+    with pytest.raises(ValueError, match="defined multiple times"):
         Layout("NCHN")
 
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Parameter, Result
-from vinerun.ir.node import Node, Output, as_output
+from vinerun.ir.node import ConstOutput, Node, Output, as_output
+from vinerun.ir.rt_map import OVAny, RTMap
 from vinerun.ir.shape import PartialShape, as_partial_shape
 
 
-def topological_order(roots: Iterable[Node]) -> list[Node]:
-    """Every node reachable (backwards) from ``roots``, producers before consumers."""
+def topological_order(roots: Iterable[Node], done: set[int] | None = None) -> list[Node]:
+    """Every node reachable (backwards) from ``roots``, producers before consumers (leaving out the nodes
+    whose ids are in ``done``)."""
     order: list[Node] = []
-    state: dict[int, int] = {}  # 1 = on stack, 2 = done
+    state: dict[int, int] = dict.fromkeys(done, 2) if done else {}  # 1 = on stack, 2 = done
     for root in roots:
         if state.get(id(root)) == 2:
             continue
@@ -63,23 +67,23 @@ class Model:
         for r in results:
             if isinstance(r, Result):
                 self._results.append(r)
+            elif isinstance(r, Node) and r.get_output_size() != 1:  # as OpenVINO: every output of the node
+                self._results.extend(Result(o) for o in r.outputs())
             else:
                 self._results.append(Result(as_output(r)))
-        self._sinks: list[Node] = list(sinks or [])
+        self._sinks: list[Node] = [s.node if isinstance(s, Output) else s for s in (sinks or [])]
         if parameters is None:
             parameters = [n for n in topological_order(self._roots()) if isinstance(n, Parameter)]
         self._parameters: list[Parameter] = list(parameters)
         self._name = name
         self._friendly_name = name or "Model"
-        self.rt_info: dict[str, Any] = {}
+        self._rt_info: dict[str, Any] = {}
         self._variables: list[Any] = list(variables or [])
-        for s in self._sinks:
-            v = getattr(s, "variable", None)
-            if v is not None and all(v is not x for x in self._variables):
-                self._variables.append(v)
-        for n in self.get_ordered_ops():
+        # ReadValue/Assign built from the same variable_id name one variable (as OpenVINO's node factory)
+        for n in [*self._sinks, *self.get_ordered_ops()]:
             v = getattr(n, "variable", None)
-            if v is not None and all(v is not x for x in self._variables):
+            if v is not None and all(v is not x and v.info.variable_id != x.info.variable_id
+                                     for x in self._variables):
                 self._variables.append(v)
         self._check_parameters()
 
@@ -109,26 +113,44 @@ class Model:
     friendly_name = property(get_friendly_name, set_friendly_name)
 
     def get_rt_info(self, path: Any = None) -> Any:
+        """The whole runtime info (an RTMap), or the value at ``path`` (a key or a list of keys) as an OVAny."""
         if path is None:
-            return self.rt_info
+            return RTMap(self._rt_info)
+        return OVAny(self._rt_info_at(path))
+
+    def _rt_info_at(self, path: Any) -> Any:
         keys = [path] if isinstance(path, str) else list(path)
-        cur: Any = self.rt_info
+        cur: Any = self._rt_info
         for k in keys:
+            if not isinstance(cur, dict) or k not in cur:
+                raise RuntimeError("Cannot get runtime attribute. Path to runtime attribute is incorrect.")
             cur = cur[k]
         return cur
 
     def set_rt_info(self, value: Any, path: Any) -> None:
         keys = [path] if isinstance(path, str) else list(path)
-        cur = self.rt_info
+        cur = self._rt_info
         for k in keys[:-1]:
-            cur = cur.setdefault(k, {})
-        cur[keys[-1]] = value
+            nxt = cur.get(k)
+            if not isinstance(nxt, dict):
+                nxt = cur[k] = {}
+            cur = nxt
+        cur[keys[-1]] = OVAny(value).value
+
+    @property
+    def rt_info(self) -> RTMap:
+        """The model's runtime info (a live RTMap); assigning a dict replaces it."""
+        return RTMap(self._rt_info)
+
+    @rt_info.setter
+    def rt_info(self, value: Any) -> None:
+        self._rt_info = RTMap(value).to_dict() if isinstance(value, RTMap) else OVAny(dict(value)).value
 
     def has_rt_info(self, path: Any) -> bool:
         try:
-            self.get_rt_info(path)
+            self._rt_info_at(path)
             return True
-        except (KeyError, TypeError):
+        except RuntimeError:
             return False
 
     # --- structure ---------------------------------------------------------------------
@@ -162,10 +184,11 @@ class Model:
         self._variables.extend(variables)
 
     def get_ordered_ops(self) -> list[Node]:
-        order = topological_order(self._roots())
-        seen = {id(n) for n in order}
-        # Unused parameters are still part of the model.
-        return [p for p in self._parameters if id(p) not in seen] + order
+        # Parameters first, last one first, as OpenVINO lists them (unused ones too); then every node that
+        # results and sinks depend on, depth first in their order (OpenVINO visits the last root first: the
+        # order of the results' and sinks' subgraphs differs, see docs/limitations.md)
+        params = list(reversed(self._parameters))
+        return params + topological_order(self._roots(), done={id(p) for p in params})
 
     def get_ops(self) -> list[Node]:
         return self.get_ordered_ops()
@@ -182,17 +205,31 @@ class Model:
                 return i
         return -1
 
-    def get_sink_index(self, sink: Node) -> int:
+    def get_sink_index(self, sink: Node | Output) -> int:
+        if isinstance(sink, Output):
+            sink = sink.node
+        if not isinstance(sink, Node):
+            raise TypeError("Incorrect argument type. Sink node is expected as argument.")
         return next((i for i, s in enumerate(self._sinks) if s is sink), -1)
 
     def add_parameters(self, parameters: Sequence[Parameter]) -> None:
         self._parameters.extend(parameters)
 
-    def add_results(self, results: Sequence[Result]) -> None:
+    def add_results(self, results: Sequence[Result]) -> list[Result]:
         self._results.extend(results)
+        return list(results)
 
-    def add_sinks(self, sinks: Sequence[Node]) -> None:
-        self._sinks.extend(sinks)
+    def add_sinks(self, sinks: Sequence[Node | Output]) -> None:
+        for s in sinks:
+            node = s.node if isinstance(s, Output) else s
+            self._sinks.append(node)
+            v = getattr(node, "variable", None)
+            if v is not None and all(v is not x and v.info.variable_id != x.info.variable_id
+                                     for x in self._variables):
+                self._variables.append(v)
+
+    def remove_variable(self, variable: Any) -> None:
+        self._variables = [v for v in self._variables if v is not variable]
 
     def remove_result(self, result: Result) -> None:
         self._results = [r for r in self._results if r is not result]
@@ -218,10 +255,14 @@ class Model:
     def outputs(self) -> list[Output]:
         return [r.output(0) for r in self._results]
 
-    def input(self, key: int | str | None = None) -> Output:
+    def input(self, key: int | str | None = None, *, index: int | None = None,
+              tensor_name: str | None = None) -> Output:
+        key = next((k for k in (key, index, tensor_name) if k is not None), None)  # OpenVINO's keyword forms
         return self._port(self.inputs, key, "input", [p.friendly_name for p in self._parameters])
 
-    def output(self, key: int | str | None = None) -> Output:
+    def output(self, key: int | str | None = None, *, index: int | None = None,
+               tensor_name: str | None = None) -> Output:
+        key = next((k for k in (key, index, tensor_name) if k is not None), None)
         return self._port(self.outputs, key, "output", [r.input_value(0).node.friendly_name for r in self._results])
 
     def _port(self, ports: list[Output], key: Any, what: str, node_names: list[str]) -> Output:
@@ -267,7 +308,52 @@ class Model:
     result = property(get_result)
 
     def is_dynamic(self) -> bool:
-        return any(o.partial_shape.is_dynamic for o in (*self.inputs, *self.outputs))
+        """True when any op of the model has an input or output of a dynamic shape (as OpenVINO)."""
+        for n in self.get_ordered_ops():
+            if any(d.partial_shape.is_dynamic for d in n._outputs):
+                return True
+        return False
+
+    dynamic = property(is_dynamic)
+
+    def _get_raw_address(self) -> int:
+        return id(self)
+
+    def __copy__(self) -> Model:
+        raise TypeError("Cannot copy 'openvino.Model'. Please, use deepcopy instead.")
+
+    def __deepcopy__(self, memo: dict) -> Model:
+        return self.clone()
+
+    def evaluate(self, output_tensors: list[Any], input_tensors: list[Any], evaluation_context: Any = None) -> bool:
+        """Run the model's reference on ``input_tensors`` (one per Parameter) into ``output_tensors``."""
+        from vinerun.ir.interpreter import run_reference
+        from vinerun.ir.tensor import Tensor, set_tensor_values, tensor_values
+
+        # a Tensor's elements as vinerun computes with them (its .data shows strings / bf16 / packed types as openvino)
+        arrays = [tensor_values(t) if isinstance(t, Tensor) else np.asarray(getattr(t, "data", t))
+                  for t in input_tensors]
+        if len(arrays) != len(self._parameters) or len(output_tensors) != len(self._results):
+            raise RuntimeError(f"Cannot evaluate model! It has {len(self._parameters)} inputs and "
+                               f"{len(self._results)} outputs; got {len(arrays)} and {len(output_tensors)} tensors")
+        for p, a in zip(self._parameters, arrays, strict=True):
+            if not p.get_output_partial_shape(0).compatible(list(a.shape)):
+                raise RuntimeError(f"Cannot evaluate model! Input '{p.friendly_name}' has shape "
+                                   f"{p.get_output_partial_shape(0)}; got {list(a.shape)}")
+        try:
+            results = run_reference(self, arrays)
+        except Exception as e:
+            raise RuntimeError(f"Cannot evaluate model! {e}") from e
+        for out, value in zip(output_tensors, results, strict=True):
+            value = np.asarray(value)
+            if isinstance(out, Tensor):
+                set_tensor_values(out, value)
+                continue
+            if hasattr(out, "set_shape") and tuple(out.get_shape()) != value.shape:
+                out.set_shape(list(value.shape))
+            target = out.data if hasattr(out, "data") else out
+            target[...] = value.astype(target.dtype, copy=False)
+        return True
 
     # --- editing -----------------------------------------------------------------------
     def validate_nodes_and_infer_types(self) -> None:
@@ -275,34 +361,65 @@ class Model:
             n.validate_and_infer_types()
 
     def reshape(self, shapes: Any, variables_shapes: Any = None) -> None:
-        """Set new input shapes and re-infer: a shape (one input), or a dict keyed by index/name/port."""
+        """Set new input shapes and re-infer.
+
+        ``shapes``: one shape (a model with one input), or a dict keyed by input port, index or tensor name;
+        a shape is a PartialShape, a list/tuple of dims (ints, ``(min, max)`` pairs, Dimensions) or a string
+        such as ``"[1,3,?,..224]"``. ``variables_shapes``: new shapes of variables, keyed by variable_id.
+        """
         if isinstance(shapes, dict):
-            items = [(self.input(k) if not isinstance(k, Output) else k, v) for k, v in shapes.items()]
+            items = []
+            for k, v in shapes.items():
+                if not isinstance(k, (Output, int, str)) or isinstance(k, bool):
+                    raise TypeError(f"Incorrect key type {type(k)} to reshape a model, "
+                                    "expected keys as openvino.Output, int or str.")
+                items.append((k if isinstance(k, Output) else self.input(k), _reshape_value(v)))
         else:
             if len(self._parameters) != 1:
                 raise RuntimeError(f"Model '{self.friendly_name}' has {len(self._parameters)} inputs; "
                                    "pass a dict of shapes keyed by input name or index")
-            items = [(self.inputs[0], shapes)]
+            items = [(self.inputs[0], _reshape_value(shapes))]
+        var_items = []
+        for k, v in (variables_shapes or {}).items():
+            if not isinstance(k, str):
+                raise TypeError(f"Incorrect key type {type(k)} to reshape a model, expected values as str.")
+            var_items.append((k, _reshape_value(v)))
+        for var_id, shape in var_items:
+            found = False
+            for n in [*self.get_ordered_ops(), *self._sinks]:
+                var = getattr(n, "variable", None)
+                if var is not None and var.info.variable_id == var_id:
+                    var.update_data_shape(shape)
+                    found = True
+            if not found:
+                raise RuntimeError(f"Model '{self.friendly_name}' has no variable '{var_id}'")
         for port, shape in items:
-            port.node.set_partial_shape(as_partial_shape(shape))
+            port.node.set_partial_shape(shape)
         self.validate_nodes_and_infer_types()
 
     def add_outputs(self, outputs: Any) -> list[Output]:
-        """Add Results for tensors given by name, ``(node_name, port)``, or ``Output``."""
-        if not isinstance(outputs, list):
-            outputs = [outputs]
+        """Add Results for tensors given by name, ``(node_name, port)``, or ``Output`` (one, or a list)."""
+        if isinstance(outputs, list):
+            specs = [(s, f" at index {i}") for i, s in enumerate(outputs)]
+        else:
+            specs = [(outputs, "")]
         by_node = {n.friendly_name: n for n in self.get_ordered_ops()}
         added = []
-        for spec in outputs:
+        for spec, where in specs:
             if isinstance(spec, Output):
                 out = spec
-            elif isinstance(spec, tuple):
+            elif isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], int):
                 node = by_node.get(spec[0])
                 if node is None:
                     raise RuntimeError(f"Model '{self.friendly_name}' has no node named '{spec[0]}'")
+                if not 0 <= spec[1] < node.get_output_size():
+                    raise RuntimeError(f"Node '{spec[0]}' has no output {spec[1]} "
+                                       f"(it has {node.get_output_size()})")
                 out = node.output(spec[1])
+            elif isinstance(spec, str):
+                out = self._find_tensor(spec, by_node)
             else:
-                out = self._find_tensor(str(spec), by_node)
+                raise TypeError(f"Incorrect type of a value to add as output{where}.")
             existing = next((r for r in self._results if r.input_value(0) == out), None)
             if existing is None:
                 existing = Result(out)
@@ -338,10 +455,24 @@ class Model:
         sinks = [mapping[id(s)] for s in self._sinks]
         m = Model(results, params, self._name, sinks=sinks, variables=self._variables)
         m._friendly_name = self._friendly_name
-        m.rt_info = dict(self.rt_info)
+        m._rt_info = _copy_maps(self._rt_info)
         return m
 
     def __repr__(self) -> str:
-        ins = ", ".join(repr(i) for i in self.inputs)
-        outs = ", ".join(repr(o) for o in self.outputs)
-        return f"<Model: '{self.friendly_name}'\ninputs[\n{ins}\n]\noutputs[\n{outs}\n]>"
+        # as OpenVINO: the ports are shown as ConstOutput, one per line
+        def ports(outs: list[Output]) -> str:
+            return ",\n".join(repr(ConstOutput(o.node, o.index)) for o in outs)
+
+        return f"<Model: '{self.friendly_name}'\ninputs[\n{ports(self.inputs)}\n]\noutputs[\n{ports(self.outputs)}\n]>"
+
+
+def _reshape_value(value: Any) -> PartialShape:
+    if isinstance(value, (PartialShape, str, list, tuple)):
+        return as_partial_shape(value)
+    raise TypeError(f"Incorrect value type {type(value)} to reshape a model, "
+                    "expected values as openvino.PartialShape, str, list or tuple.")
+
+
+def _copy_maps(values: dict[str, Any]) -> dict[str, Any]:
+    """A copy of nested runtime-info maps (the leaf values are shared)."""
+    return {k: _copy_maps(v) if isinstance(v, dict) else v for k, v in values.items()}

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from vinerun.errors import ValidationError
+from vinerun.ir.rt_map import RTMap
 from vinerun.ir.shape import PartialShape, Shape, as_partial_shape
 from vinerun.ir.types import Type
 
@@ -75,24 +76,35 @@ class Attr:
 
 
 class _OutputDesc:
-    __slots__ = ("element_type", "partial_shape", "names", "rt_info", "consumers")
+    __slots__ = ("element_type", "partial_shape", "names", "rt_info", "consumers", "tensor_rt_info",
+                 "lower_value", "upper_value", "value_symbol")
 
     def __init__(self) -> None:
         self.element_type: Type = Type.dynamic
         self.partial_shape: PartialShape = PartialShape.dynamic()
         self.names: set[str] = set()
-        self.rt_info: dict[str, Any] = {}
+        self.rt_info: dict[str, Any] = {}  # the output port's (Output.get_rt_info)
         self.consumers: list[tuple[Node, int]] = []
+        # the descriptor tensor's own (DescriptorTensor): rt_info, value bounds and value symbols
+        self.tensor_rt_info: dict[str, Any] = {}
+        self.lower_value: Any = None
+        self.upper_value: Any = None
+        self.value_symbol: list[Any] = []
 
 
 class Output:
-    """A handle to output ``index`` of ``node`` (OpenVINO's ``Output``/``ConstOutput``)."""
+    """openvino.Output represents port/node output."""
 
-    __slots__ = ("node", "index")
+    # no __slots__: as OpenVINO's, a handle takes user attributes (``out._flag = True``)
 
     def __init__(self, node: Node, index: int):
         self.node = node
         self.index = index
+
+    @classmethod
+    def _from_node(cls, node: Node) -> Output:
+        """Output 0 of ``node``."""
+        return cls(node, 0)
 
     @property
     def _desc(self) -> _OutputDesc:
@@ -138,31 +150,82 @@ class Output:
     def add_names(self, names: set[str] | Sequence[str]) -> None:
         self.node._set_output_names(self.index, self.get_names() | set(names))
 
-    def get_rt_info(self) -> dict[str, Any]:
-        return self._desc.rt_info
+    def get_rt_info(self) -> RTMap:
+        return RTMap(self._desc.rt_info)
 
     rt_info = property(get_rt_info)
+
+    def set_rt_info(self, value: Any, key: str) -> None:
+        self.get_rt_info()[key] = value
+
+    def get_tensor(self) -> Any:
+        """The descriptor tensor of this output (type, shape, names, value bounds)."""
+        from vinerun.ir.node_api import DescriptorTensor
+
+        return DescriptorTensor(self.node, self.index)
+
+    tensor = property(get_tensor)
 
     def get_target_inputs(self) -> set[Input]:
         return {Input(n, i) for n, i in self._desc.consumers}
 
     target_inputs = property(get_target_inputs)
 
+    def remove_target_input(self, target_input: Input) -> None:
+        """Forget that ``target_input`` reads this output (the input itself is left as is)."""
+        try:
+            self._desc.consumers.remove((target_input.node, target_input.index))
+        except ValueError:
+            pass
+
     def replace(self, replacement: Output) -> None:
-        """Make every consumer of this output read ``replacement`` instead."""
+        """Make every consumer of this output read ``replacement`` instead; ``replacement`` takes this
+        output's tensor names too (as OpenVINO's ``Output::replace``)."""
         for node, i in list(self._desc.consumers):
-            node.set_argument(i, replacement)
+            if node is not replacement.node:
+                node.set_argument(i, replacement)
+        names = self.get_names()
+        if names:
+            replacement.node._set_output_names(replacement.index, replacement.get_names() | names)
+
+    def _key(self) -> tuple[int, int]:
+        return (self.node._id, self.index)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Output) and other.node is self.node and other.index == self.index
 
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __lt__(self, other: Output) -> bool:
+        return self._key() < other._key()
+
+    def __le__(self, other: Output) -> bool:
+        return self._key() <= other._key()
+
+    def __gt__(self, other: Output) -> bool:
+        return self._key() > other._key()
+
+    def __ge__(self, other: Output) -> bool:
+        return self._key() >= other._key()
+
     def __hash__(self) -> int:
         return hash((id(self.node), self.index))
 
+    def __copy__(self) -> Output:
+        return type(self)(self.node, self.index)
+
+    def __deepcopy__(self, memo: dict) -> Output:
+        raise TypeError(f"Cannot deepcopy 'openvino.{type(self).__name__}' object.")
+
     def __repr__(self) -> str:
         names = ", ".join(sorted(self.get_names()))
-        return (f"<Output: names[{names}] shape{self.partial_shape} "
+        return (f"<{type(self).__name__}: names[{names}] shape{self.partial_shape} "
                 f"type: {self.element_type.get_type_name()}>")
+
+
+class ConstOutput(Output):
+    """openvino.ConstOutput represents port/node output."""
 
 
 class Input:
@@ -195,10 +258,17 @@ class Input:
     def get_shape(self) -> Shape:
         return self.get_source_output().shape
 
-    def get_rt_info(self) -> dict[str, Any]:
-        return self.node._input_rt_info.setdefault(self.index, {})
+    def get_rt_info(self) -> RTMap:
+        return RTMap(self.node._input_rt_info.setdefault(self.index, {}))
 
     rt_info = property(get_rt_info)
+
+    def set_rt_info(self, value: Any, key: str) -> None:
+        self.get_rt_info()[key] = value
+
+    def get_tensor(self) -> Any:
+        """The descriptor tensor of the output this input reads."""
+        return self.get_source_output().get_tensor()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Input) and other.node is self.node and other.index == self.index
@@ -207,7 +277,10 @@ class Input:
         return hash((id(self.node), self.index))
 
     def __repr__(self) -> str:
-        return f"<Input: {self.node.friendly_name}[{self.index}]>"
+        src = self.get_source_output()
+        shape = "[?]" if src is None else src.partial_shape  # as OpenVINO: the shape and type it reads
+        et = "dynamic" if src is None else src.element_type.get_type_name()
+        return f"<Input: shape{shape} type: {et}>"
 
 
 def as_output(value: Any) -> Output:
@@ -241,6 +314,10 @@ class Node:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "evaluate" in cls.__dict__:
+            from vinerun.ir.node_api import dual_evaluate
+
+            cls.evaluate = dual_evaluate(cls.__dict__["evaluate"])  # also OpenVINO's evaluate(outputs, inputs)
         specs: dict[str, Attr] = {}
         for base in reversed(cls.__mro__):
             for k, v in vars(base).items():
@@ -287,8 +364,8 @@ class Node:
     def get_type_name(self) -> str:
         return self.type_name
 
-    def get_type_info(self) -> tuple[str, str]:
-        return (self.type_name, self.version)
+    def get_type_info(self) -> DiscreteTypeInfo:
+        return DiscreteTypeInfo(self.type_name, self.version)
 
     type_info = property(get_type_info)
 
@@ -305,8 +382,8 @@ class Node:
 
     friendly_name = property(get_friendly_name, set_friendly_name)
 
-    def get_rt_info(self) -> dict[str, Any]:
-        return self.rt_info
+    def get_rt_info(self) -> RTMap:
+        return RTMap(self.rt_info)
 
     def get_instance_id(self) -> int:
         return self._id
@@ -408,6 +485,17 @@ class Node:
     def get_element_type(self) -> Type:
         return self.get_output_element_type(0)
 
+    def get_output_tensor(self, i: int) -> Any:
+        from vinerun.ir.node_api import DescriptorTensor
+
+        return DescriptorTensor(self, i)
+
+    def get_input_tensor(self, i: int) -> Any:
+        from vinerun.ir.node_api import DescriptorTensor
+
+        src = self._inputs[i]
+        return DescriptorTensor(src.node, src.index)
+
     @property
     def shape(self) -> Shape:
         return self.get_output_shape(0)
@@ -496,6 +584,68 @@ class Node:
         outs = ", ".join(f"{o.element_type.get_type_name()}{o.partial_shape}" for o in self._outputs)
         return f"<{self.type_name}: '{self.friendly_name}' ({outs})>"
 
+    # --- OpenVINO's Python operators: ``a + b`` builds an Add node, ``2 * a`` a Multiply ... ----------
+    __array_ufunc__ = None  # ``ndarray + node`` defers to ``node.__radd__`` instead of looping elementwise
+
+    def __add__(self, other: Any) -> Node:
+        return _binary("Add", self, other)
+
+    def __radd__(self, other: Any) -> Node:
+        return _binary("Add", other, self)
+
+    def __sub__(self, other: Any) -> Node:
+        return _binary("Subtract", self, other)
+
+    def __rsub__(self, other: Any) -> Node:
+        return _binary("Subtract", other, self)
+
+    def __mul__(self, other: Any) -> Node:
+        return _binary("Multiply", self, other)
+
+    def __rmul__(self, other: Any) -> Node:
+        return _binary("Multiply", other, self)
+
+    def __truediv__(self, other: Any) -> Node:
+        return _binary("Divide", self, other)
+
+    def __rtruediv__(self, other: Any) -> Node:
+        return _binary("Divide", other, self)
+
+
+from vinerun.ir.node_api import dual_evaluate as _dual_evaluate  # noqa: E402  (node_api needs no Node at import)
+
+Node.evaluate = _dual_evaluate(Node.evaluate)  # type: ignore[method-assign]  # ops without a reference: False
+
+
+class DiscreteTypeInfo:
+    """An op's type identity (``node.get_type_info()``): ``name``, ``version_id`` and ``parent``."""
+
+    __slots__ = ("name", "version_id", "parent")
+
+    def __init__(self, name: str, version_id: str, parent: DiscreteTypeInfo | None = None):
+        self.name = name
+        self.version_id = version_id
+        self.parent = parent
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, DiscreteTypeInfo) and other.name == self.name
+                and other.version_id == self.version_id)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.version_id))
+
+    def __repr__(self) -> str:
+        return f"<DiscreteTypeInfo: {self.name} v{self.version_id.removeprefix('opset')}>"
+
+
+def _binary(type_name: str, lhs: Any, rhs: Any) -> Node:
+    """An elementwise node from two operands; non-node operands become Constants of their NumPy type."""
+    from vinerun.ir.registry import get_op_class
+
+    if isinstance(lhs, Output) or isinstance(rhs, Output):
+        return NotImplemented  # OpenVINO defines these operators on nodes only
+    return get_op_class(type_name)(as_output(lhs), as_output(rhs))
+
 
 def broadcast_shapes(a: PartialShape, b: PartialShape, what: str = "inputs") -> PartialShape:
     """NumPy-style broadcast of two partial shapes; raises ValidationError if incompatible."""
@@ -515,7 +665,8 @@ def broadcast_shapes(a: PartialShape, b: PartialShape, what: str = "inputs") -> 
             out.append(x)
         elif x.is_static and y.is_static:
             if x != y:
-                raise ValidationError(f"{what} shapes {a} and {b} cannot be broadcast together")
+                raise ValidationError(f"Argument shapes are inconsistent: {what} shapes {a} and {b} cannot be "
+                                      "broadcast together")
             out.append(x)
         else:
             m = x.merge(y)

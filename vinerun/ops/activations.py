@@ -1,5 +1,5 @@
 """Element-wise activations: Relu, Sigmoid, Tanh, Clamp, Elu, Selu, PRelu, HardSigmoid, HSwish,
-SoftPlus, SoftSign, Gelu, Mish, Swish (opset1 and later).
+HSigmoid, SoftPlus, SoftSign, Gelu, Mish, Swish (opset1 and later).
 
 Activations with parameters that OpenVINO passes as inputs (Selu, HardSigmoid, PRelu, Swish)
 take them as scalar or broadcastable tensors of the data's type.
@@ -14,7 +14,7 @@ import numpy as np
 from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr, Node, broadcast_shapes
 from vinerun.ir.registry import register_op
-from vinerun.ops._base import UnaryElementwise
+from vinerun.ops._base import UnaryElementwise, without_attrs
 from vinerun.ops.unary_math import FloatMath
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -94,6 +94,16 @@ class HSwish(FloatMath):
 
 
 @register_op
+class HSigmoid(FloatMath):
+    """``min(max(x + 3, 0), 6) / 6``."""
+
+    type_name, version = "HSigmoid", "opset5"
+
+    def fn(self, x):
+        return np.clip(x + 3.0, 0.0, 6.0) / 6.0
+
+
+@register_op
 class SoftPlus(FloatMath):
     """``log(1 + exp(x))``."""
 
@@ -139,6 +149,14 @@ class Gelu(FloatMath):
         if self.approximation_mode.upper() == "TANH":
             return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
         return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+@register_op
+@without_attrs("approximation_mode")
+class Gelu2(Gelu):
+    """Gelu-2: the exact (erf) form only."""
+
+    type_name, version = "Gelu", "opset2"
 
 
 class _ParamActivation(Node):

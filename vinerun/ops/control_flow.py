@@ -26,7 +26,7 @@ from vinerun.ir.model import Model
 from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
-from vinerun.ir.types import Type
+from vinerun.ir.types import Type, storage_dtype
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def empty_like_result(body: Model, index: int, axis: int) -> np.ndarray:
     dims = [d.get_length() if d.is_static else 0 for d in ps] if ps.rank.is_static else [0]
     if dims:
         dims[axis if axis >= 0 else axis + len(dims)] = 0
-    return np.zeros(dims, dtype=et.to_dtype() if et.is_static() else np.float32)
+    return np.zeros(dims, dtype=storage_dtype(et) if et.is_static() else np.float32)
 
 
 @register_op

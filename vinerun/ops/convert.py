@@ -21,7 +21,7 @@ import numpy as np
 from vinerun.errors import ValidationError
 from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
-from vinerun.ir.types import Type
+from vinerun.ir.types import Type, storage_dtype
 
 _F8_SATURATING = {np.dtype(t) for t in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz,
                                         ml_dtypes.float8_e5m2, ml_dtypes.float8_e5m2fnuz)}
@@ -153,7 +153,7 @@ class Convert(Node):
         return [(self.destination_type, self.get_input_partial_shape(0))]
 
     def evaluate(self, inputs: list) -> list:
-        return [convert_array(inputs[0], self.destination_type.to_dtype())]
+        return [convert_array(inputs[0], storage_dtype(self.destination_type))]  # strings: object arrays
 
 
 @register_op
@@ -187,7 +187,7 @@ class Cast(Node):
         return [(self.destination_type, self.get_input_partial_shape(0))]
 
     def evaluate(self, inputs: list) -> list:
-        dst = self.destination_type.to_dtype()
+        dst = storage_dtype(self.destination_type)
         return [convert_array(inputs[0], dst, saturate=self.saturate, round_mode=self.round_mode)]
 
 

@@ -16,7 +16,7 @@ from vinerun.ir.interpreter import run_body
 from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import Dimension, PartialShape
-from vinerun.ir.types import Type
+from vinerun.ir.types import Type, storage_dtype
 from vinerun.ops.control_flow import (
     BodyOutputDescription,
     ConcatOutputDescription,
@@ -173,8 +173,8 @@ class _IteratingOp(Node):
                 if d.body_value_index not in last:
                     raise ValidationError(f"output {d.output_index} has no value: the body never ran")
                 value = last[d.body_value_index]
-            if isinstance(value, np.ndarray) and et.is_static() and value.dtype != et.to_dtype():
-                value = value.astype(et.to_dtype())
+            if isinstance(value, np.ndarray) and et.is_static() and value.dtype != storage_dtype(et):
+                value = value.astype(storage_dtype(et))
             outs[d.output_index] = value
         return outs
 

@@ -14,6 +14,7 @@ from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import PartialShape
 from vinerun.ir.types import Type
+from vinerun.ops._base import without_attrs
 from vinerun.ops._spatial import (
     effective_kernel,
     output_size,
@@ -130,6 +131,20 @@ class MaxPool(PoolBase):
         coords = [np.clip(c, 0, d - 1) for c, d in zip(coords, x.shape, strict=False)]
         index = np.ravel_multi_index(tuple(coords[axis:]), x.shape[axis:])
         return [values.astype(x.dtype), index.astype(self.index_element_type.to_dtype())]
+
+
+@register_op
+@without_attrs("dilations", "index_element_type", "axis")
+class MaxPool1(MaxPool):
+    """MaxPool-1: the maxima only (no dilations, no indices output)."""
+
+    type_name, version, num_outputs = "MaxPool", "opset1", 1
+
+    def infer(self) -> list:
+        return [(self.get_input_element_type(0), self.pooled_shape())]
+
+    def evaluate(self, inputs: list) -> list:
+        return super().evaluate(inputs)[:1]
 
 
 @register_op

@@ -17,7 +17,7 @@ from vinerun.ir.interpreter import current_state
 from vinerun.ir.node import Attr, Node
 from vinerun.ir.registry import register_op
 from vinerun.ir.shape import PartialShape, as_partial_shape
-from vinerun.ir.types import Type
+from vinerun.ir.types import Type, storage_dtype
 
 
 class VariableInfo:
@@ -108,13 +108,13 @@ class ReadValue(Node):
         info = self.variable.info
         et = self.get_output_element_type(0)
         if info.variable_id in state:
-            return [np.asarray(state[info.variable_id]).astype(et.to_dtype(), copy=True)]
+            return [np.asarray(state[info.variable_id]).astype(storage_dtype(et), copy=True)]
         if inputs and inputs[0] is not None:
-            return [np.array(inputs[0], dtype=et.to_dtype(), copy=True)]
+            return [np.array(inputs[0], dtype=storage_dtype(et), copy=True)]
         shape = info.data_shape
         if not shape.is_static:
             raise ValidationError(f"variable '{info.variable_id}' has no init value and a dynamic shape {shape}")
-        return [np.zeros([d.get_length() for d in shape], et.to_dtype())]
+        return [np.zeros([d.get_length() for d in shape], storage_dtype(et))]
 
     def get_variable_id(self) -> str:
         return self.variable.info.variable_id
@@ -127,13 +127,18 @@ class ReadValue(Node):
 class Assign(Node):
     """Stores its input into a variable; returns it unchanged. A model sink."""
 
-    type_name, version, num_inputs = "Assign", "opset6", (1, 1)
-    variable_id = Attr("str")
+    type_name, version, num_inputs = "Assign", "opset6", (0, 1)
+    variable_id = Attr("str", "")
 
     def __init__(self, *args: Any, variable: Variable | str | None = None, name: str | None = None, **attrs: Any):
         inputs = list(args)
         if len(inputs) == 2 and variable is None:
             variable = inputs.pop()
+        if not inputs and variable is None and not attrs.get("variable_id"):
+            # OpenVINO's default-constructed Assign: no input, no output, no variable yet
+            self.variable = None
+            super().__init__(name=name, **attrs)
+            return
         if variable is None:
             variable = attrs.get("variable_id")
             if variable is None:
@@ -146,6 +151,8 @@ class Assign(Node):
         super().__init__(*inputs, name=name, **attrs)
 
     def infer(self) -> list:
+        if not self.get_input_size():
+            return []
         et, shape = self.get_input_element_type(0), self.get_input_partial_shape(0)
         info = self.variable.info
         if info.data_type.is_static() and et.is_static() and info.data_type != et:
@@ -154,10 +161,13 @@ class Assign(Node):
         return [(et, shape)]
 
     def evaluate(self, inputs: list) -> list:
-        current_state()[self.variable.info.variable_id] = np.array(inputs[0], copy=True)
+        current_state()[self.get_variable_id()] = np.array(inputs[0], copy=True)
         return [inputs[0]]
 
     def get_variable_id(self) -> str:
+        if self.variable is None:
+            raise ValidationError(f"Assign '{self.friendly_name}': Variable is not initialized. "
+                                  "Variable_id is unavailable")
         return self.variable.info.variable_id
 
     def get_variable(self) -> Variable:

@@ -13,6 +13,7 @@ from typing import Any
 
 from vinerun.ir.registry import all_ops
 from vinerun.opsets._factory import OpFactory, python_name
+from vinerun.opsets._ov_names import ALIASES
 
 LATEST = 16
 _TABLES: dict[int, dict[str, Callable[..., Any]]] = {}
@@ -40,6 +41,7 @@ def opset_table(n: int) -> dict[str, Callable[..., Any]]:
             newest[type_name] = (k, cls)
     table: dict[str, Callable[..., Any]] = {python_name(t): OpFactory(c) for t, (_, c) in sorted(newest.items())}
     table.update({k: f for k, f in CUSTOM.items() if CUSTOM_SINCE[k] <= n})
+    table.update({alias: table[target] for alias, target in ALIASES.items() if target in table})
     _TABLES[n] = table
     return table
 

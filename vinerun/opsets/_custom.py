@@ -11,8 +11,8 @@ from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Constant, Parameter, Result
 from vinerun.ir.node import Node
 from vinerun.ir.shape import PartialShape, as_partial_shape
-from vinerun.ir.tensor import Tensor
-from vinerun.ir.types import Type
+from vinerun.ir.tensor import Tensor, tensor_values
+from vinerun.ir.types import Type, storage_dtype
 from vinerun.ops.state import Assign, ReadValue, Variable, VariableInfo
 from vinerun.opsets._factory import as_input
 
@@ -29,11 +29,13 @@ def parameter(shape: Any, dtype: Any = Type.f32, name: str | None = None) -> Par
 def constant(value: Any, dtype: Any = None, optimize: bool = True, name: str | None = None, *,
              shared_memory: bool = False) -> Constant:
     """A constant from an array, list, scalar or Tensor; ``dtype`` converts it."""
-    arr = value.data if isinstance(value, Tensor) else np.asarray(value)
+    if value is None:
+        raise ValueError("constant(): value must not be None")
+    arr = tensor_values(value) if isinstance(value, Tensor) else np.asarray(value)
     if dtype is None:
-        return Constant(arr, name=name)
+        return Constant(arr, name=name, shared_memory=shared_memory)
     et = Type(dtype)
-    return Constant(et, list(arr.shape), arr.astype(et.to_dtype()), name=name)
+    return Constant(et, list(arr.shape), arr.astype(storage_dtype(et)), name=name)
 
 
 def result(data: Any, name: str | None = None) -> Result:
@@ -41,43 +43,62 @@ def result(data: Any, name: str | None = None) -> Result:
     return Result(as_input(data), name=name)
 
 
-def _variable(args: list[Any], variable_type: Any, variable_shape: Any) -> tuple[Any, Variable]:
-    """Split ``read_value``'s overloaded positional args into (init value or None, Variable)."""
-    init = None
-    var = None
-    for a in args:
-        if isinstance(a, Variable):
-            var = a
-        elif isinstance(a, str) and var is None:
-            var = Variable(VariableInfo(variable_shape, variable_type or Type.dynamic, a))
-        elif a is not None:
-            init = a
-    if var is None:
-        raise ValidationError("read_value needs a Variable or a variable_id")
-    return init, var
+def _variable_from_id(variable_id: str, variable_type: Any, variable_shape: Any) -> Variable:
+    """A Variable named ``variable_id``; type and shape dynamic unless given."""
+    et = Type.dynamic if variable_type is None else Type(variable_type)
+    ps = PartialShape.dynamic() if variable_shape is None else as_partial_shape(variable_shape)
+    return Variable(VariableInfo(ps, et, variable_id))
 
 
-def read_value(*args: Any, variable_type: Any = None, variable_shape: Any = None, name: str | None = None) -> Node:
-    """``read_value(init_value, variable)``, ``read_value(variable)`` or
-    ``read_value(init_value, variable_id, variable_type, variable_shape)``."""
+def read_value(*args: Any, name: str | None = None, **kwargs: Any) -> Node:
+    """OpenVINO's four forms: ``read_value(init_value, variable_id, variable_type=None, variable_shape=None)``,
+    ``read_value(variable_id, variable_type=None, variable_shape=None)``, ``read_value(init_value, variable)``
+    and ``read_value(variable)``."""
     args = list(args)
-    if len(args) >= 3 and isinstance(args[1], str):
-        variable_type = args[2]
-        variable_shape = args[3] if len(args) > 3 else variable_shape
-        args = args[:2]
-    init, var = _variable(args, variable_type, variable_shape)
+    for key in ("init_value", "variable_id", "ov_variable"):
+        if key in kwargs:
+            args.append(kwargs.pop(key))
+    variable_type = kwargs.pop("variable_type", None)
+    variable_shape = kwargs.pop("variable_shape", None)
+    if kwargs:
+        raise TypeError(f"read_value() got unexpected keyword argument(s) {sorted(kwargs)}")
+    if not args:
+        raise TypeError("read_value() needs a Variable or a variable_id")
+    init = None
+    if isinstance(args[0], (str, Variable)):
+        target, rest = args[0], args[1:]
+    else:
+        if len(args) < 2 or not isinstance(args[1], (str, Variable)):
+            raise TypeError("read_value(init_value, ...) needs a variable_id or a Variable after the initial value")
+        init, target, rest = args[0], args[1], args[2:]
+    if isinstance(target, Variable):
+        if rest:
+            raise TypeError("read_value() with a Variable takes no type or shape")
+        var = target
+    else:
+        if len(rest) > 2:
+            raise TypeError("read_value() takes at most variable_type and variable_shape after the variable_id")
+        variable_type = rest[0] if len(rest) > 0 else variable_type
+        variable_shape = rest[1] if len(rest) > 1 else variable_shape
+        var = _variable_from_id(target, variable_type, variable_shape)
     if init is None:
         return ReadValue(variable=var, name=name)
     init_out = as_input(init, var.info.data_type if var.info.data_type.is_static() else None)
-    if var.info.data_type.is_dynamic():
+    if var.info.data_type.is_dynamic():  # the variable takes what the initial value does not leave open
         var.info.data_type = init_out.element_type
-    if var.info.data_shape.rank.is_dynamic and variable_shape is None and not isinstance(args[-1], Variable):
+    if var.info.data_shape.rank.is_dynamic and not isinstance(target, Variable):
         var.info.data_shape = init_out.partial_shape
     return ReadValue(init_out, variable=var, name=name)
 
 
-def assign(new_value: Any, variable: Variable | str, name: str | None = None) -> Node:
-    """Store ``new_value`` into ``variable`` (a Variable, or the variable_id of a ReadValue's variable)."""
+def assign(new_value: Any = None, variable: Variable | str | None = None, name: str | None = None) -> Node:
+    """Store ``new_value`` into ``variable`` (a Variable, or the variable_id of a ReadValue's variable).
+
+    Without arguments: an empty Assign (no input, no variable yet), as OpenVINO's default constructor."""
+    if new_value is None and variable is None:
+        return Assign(name=name)
+    if new_value is None or variable is None:
+        raise ValidationError("assign() needs both new_value and variable (or neither, for an empty Assign)")
     value = as_input(new_value)
     if isinstance(variable, str):
         variable = Variable(VariableInfo(value.partial_shape, value.element_type, variable))

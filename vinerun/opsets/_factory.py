@@ -19,6 +19,7 @@ from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Constant
 from vinerun.ir.node import Attr, Node, Output, as_output
 from vinerun.ir.types import Type
+from vinerun.opsets._ov_names import PARAM_NAMES
 
 #: Python names OpenVINO gives ops whose snake_case differs from the mechanical one.
 NAME_OVERRIDES = {
@@ -132,9 +133,28 @@ class OpFactory:
             covered = {t for _, t in out}
             out += [(n, n) for n in self.specs if n not in covered and "**" not in covered]
             return out
+        ov_names = PARAM_NAMES.get(self.__name__)
+        if ov_names is not None:
+            return self._layout_from_names(ov_names)
         names = ["inputs"] if self.variadic else list(getattr(self.cls, "input_names", ()))
         names += [f"arg{i}" for i in range(len(names), self.n_inputs)]
         return [(n, i) for i, n in enumerate(names)] + [(n, n) for n in self.specs]
+
+    def _layout_from_names(self, ov_names: list[str]) -> list[tuple[str, int | str]]:
+        """OpenVINO's parameter names: attribute names go to attributes, the others to inputs in order."""
+        out: list[tuple[str, int | str]] = []
+        next_input = 0
+        n_inputs = 1 if self.variadic else self.n_inputs
+        for pname in ov_names:
+            if pname in self.specs:
+                out.append((pname, pname))
+            elif next_input < n_inputs:
+                out.append((pname, next_input))
+                next_input += 1
+            # else: a parameter of a newer version of the op than this class has
+        out += [(f"arg{i}", i) for i in range(next_input, n_inputs)]
+        covered = {t for _, t in out}
+        return out + [(n, n) for n in self.specs if n not in covered]
 
     def _required(self, target: int | str) -> bool:
         if isinstance(target, int):

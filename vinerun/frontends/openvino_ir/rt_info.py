@@ -65,6 +65,15 @@ def _scalar_text(v: Any) -> str:
     return str(v)
 
 
+def _model_value_text(v: Any) -> str:
+    """A model-level rt_info value as OpenVINO writes it: lists space-separated, bools YES/NO."""
+    if isinstance(v, bool):
+        return "YES" if v else "NO"
+    if isinstance(v, (list, tuple)):
+        return " ".join(_model_value_text(x) for x in v)
+    return str(v)
+
+
 def read_model_rt_info(elem: ET.Element | None) -> dict[str, Any]:
     """Parse the ``<rt_info>`` under ``<net>`` into nested dicts of strings."""
     out: dict[str, Any] = {}
@@ -93,4 +102,4 @@ def _write_nested(elem: ET.Element, values: dict[str, Any]) -> None:
         if isinstance(v, dict):
             _write_nested(child, v)
         else:
-            child.set("value", _scalar_text(v))
+            child.set("value", _model_value_text(v))

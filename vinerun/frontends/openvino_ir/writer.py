@@ -179,8 +179,8 @@ class GraphWriter:
                 attrs["names"] = codec.join_names(names)
             port = ET.SubElement(elem, "port", attrs)
             _dims(port, out.partial_shape)
-            rt_info = out.rt_info
-            if isinstance(node, Parameter) and not node.get_layout().empty():
+            rt_info = out._desc.rt_info  # the plain values (out.rt_info is an RTMap view of OVAny)
+            if isinstance(node, Parameter) and not node.get_layout().empty:
                 rt_info = {**rt_info, "layout": node.get_layout().to_string()}
             write_attributes(port, rt_info)
 
@@ -228,4 +228,5 @@ def serialize_ir(model: Model, compress_to_fp16: bool = False) -> tuple[bytes, b
 
 
 def _model_rt_info(model: Model) -> dict[str, Any]:
-    return {k: v for k, v in model.rt_info.items() if isinstance(v, (str, int, float, bool, dict, list))}
+    plain = model.rt_info.to_dict()  # plain values (indexing the RTMap gives OVAny)
+    return {k: v for k, v in plain.items() if isinstance(v, (str, int, float, bool, dict, list))}

@@ -67,7 +67,8 @@ def max_pool(node: Node) -> Kernel | None:
     index_dtype = torch.int32 if node.index_element_type.get_type_name() == "i32" else torch.int64
     rank = n + 2
     axis = node.axis + rank if node.axis < 0 else node.axis
-    wants_indices = bool(node.output(1).get_target_inputs())
+    two_outputs = node.get_output_size() > 1  # MaxPool-1 has no indices output
+    wants_indices = two_outputs and bool(node.output(1).get_target_inputs())
     keep_cl = keeps_channels_last(node)  # channels-last in and out between convolutions (see _layout)
 
     def run(inputs: list) -> list:
@@ -85,7 +86,7 @@ def max_pool(node: Node) -> Kernel | None:
         ceil = node.rounding_type == "ceil_torch"
         if not wants_indices:  # nobody reads output 1: skip computing it
             y = pool(x, kernel, strides, padding, dilations, ceil)
-            return [strided_numpy(y) if keep_cl else to_numpy(y.contiguous()), None]
+            return [strided_numpy(y) if keep_cl else to_numpy(y.contiguous())] + [None] * two_outputs
         y, idx = pool(x, kernel, strides, padding, dilations, ceil, return_indices=True)
         if padded is not None:
             idx = unpad_indices(idx, padded, pb, sizes)

@@ -52,7 +52,7 @@ def dnnl_pool_kernel(node: Node) -> Kernel | None:
     if (lib is None or dt is None or not xs.is_static or not ys.is_static or len(xs) != 4
             or (dt == BF16 and not mkldnn_bf16())):
         return None
-    if node.type_name == "MaxPool" and node.output(1).get_target_inputs():
+    if node.type_name == "MaxPool" and node.get_output_size() > 1 and node.output(1).get_target_inputs():
         return None
     src, dst = tuple(int(d) for d in xs.to_shape()), tuple(int(d) for d in ys.to_shape())
     geometry = _geometry(node, list(src[2:]), list(dst[2:]))
