@@ -126,5 +126,52 @@ def test_copy_refused_deepcopy_clones_and_repr():
     clone = copy.deepcopy(model)
     assert clone is not model and clone.input(0).get_names() == {"x"}
     assert model._get_raw_address() != clone._get_raw_address()
+    result = model.get_results()[0].friendly_name  # unnamed outputs are named after their Result
     assert repr(model) == ("<Model: 'chain'\ninputs[\n<ConstOutput: names[x] shape[1] type: f32>\n]\n"
-                           "outputs[\n<ConstOutput: names[] shape[1] type: f32>\n]>")
+                           f"outputs[\n<ConstOutput: names[{result}] shape[1] type: f32>\n]>")
+
+
+def _ordered_types(lib, vlib):
+    """Three graphs built with ``lib`` (vinerun or openvino): their get_ordered_ops() type names."""
+    ops_, Model_ = lib.opset13, lib.Model  # noqa: N806
+    info = vlib.VariableInfo()
+    info.data_shape, info.data_type, info.variable_id = lib.PartialShape([2, 2]), lib.Type.f32, "h"
+    var = vlib.Variable(info)
+    a, b = ops_.parameter([2], name="a"), ops_.parameter([2], name="b")
+    s = ops_.add(a, b)
+    diamond = Model_([ops_.relu(s).output(0), ops_.sigmoid(ops_.multiply(b, s)).output(0)], [a, b])
+    p, unused = ops_.parameter([2, 2]), ops_.parameter([3])
+    read = ops_.read_value(ops_.constant(np.zeros((2, 2), np.float32)), var)
+    stateful = Model_([ops_.tanh(ops_.add(p, read)).output(0)], [ops_.assign(ops_.relu(p), var)], [p, unused], [var])
+    q = ops_.parameter([4, 2])
+    split = ops_.split(q, 0, 2)
+    cat = ops_.concat([ops_.exp(split.output(1)), ops_.abs(split.output(0))], 0)
+    multi = Model_([cat.output(0), split.output(0)], [q])
+    return [[n.get_type_name() for n in m.get_ordered_ops()] for m in (diamond, stateful, multi)]
+
+
+def test_ordered_ops_follow_openvinos_sort():
+    # OpenVINO pops its roots (results, sinks, parameters) off a stack: parameters last-first, then the
+    # last sink's subgraph ... the first result's, each depth first with input 0 first
+    assert _ordered_types(ov, ov.op.util) == [
+        ["Parameter", "Parameter", "Add", "Multiply", "Sigmoid", "Result", "Relu", "Result"],
+        ["Parameter", "Parameter", "Relu", "Assign", "Constant", "ReadValue", "Add", "Tanh", "Result"],
+        ["Parameter", "Constant", "Split", "Result", "Exp", "Abs", "Concat", "Result"]]
+
+
+def test_ordered_ops_match_openvino():
+    openvino = pytest.importorskip("openvino")
+    import openvino.op.util as ov_util
+
+    assert _ordered_types(ov, ov.op.util) == _ordered_types(openvino, ov_util)
+
+
+def test_unnamed_inputs_and_outputs_get_their_nodes_names():
+    x = ops.parameter([2])
+    split = ops.split(x, 0, 2)
+    model = Model(split.outputs(), [x])
+    assert model.input(0).get_names() == {x.get_friendly_name()}
+    assert [o.get_names() for o in model.outputs] == [{r.get_friendly_name()} for r in model.get_results()]
+    named = ops.parameter([2], name="named")
+    named.output(0).set_names({"kept"})
+    assert Model(ops.relu(named), [named]).input(0).get_names() == {"kept"}

@@ -47,6 +47,25 @@ def test_second_compile_of_a_model_is_a_cache_hit(cache_dir):
     assert [o.get_names() for o in hit.outputs] == [o.get_names() for o in first.outputs]
 
 
+def test_a_rebuilt_unnamed_model_hits_and_keeps_its_own_generated_names(cache_dir):
+    # Model() names unnamed inputs/outputs after their (generated, counter-numbered) node names, as
+    # OpenVINO does; the key must ignore those numbers and the hit must report this build's names
+    def build():
+        x = ov.opset13.parameter([1, 2])
+        return ov.Model(ov.opset13.relu(x), [x])
+
+    core = ov.Core()
+    core.set_property({"CACHE_DIR": cache_dir})
+    first, second = build(), build()
+    assert first.outputs[0].get_names() != second.outputs[0].get_names()
+    core.compile_model(first, "CPU")
+    hit = core.compile_model(second, "CPU")
+    assert hit.get_property("LOADED_FROM_CACHE") is True
+    assert hit.outputs[0].get_names() == second.outputs[0].get_names()
+    assert hit.inputs[0].get_names() == second.inputs[0].get_names()
+    assert hit(np.ones((1, 2), np.float32)).names() == (second.outputs[0].get_names(),)
+
+
 def test_path_hit_does_not_read_the_model(cache_dir, onnx_path, monkeypatch):
     core = ov.Core()
     config = {"CACHE_DIR": cache_dir}

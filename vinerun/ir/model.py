@@ -47,6 +47,11 @@ def node_control_deps(node: Node) -> list[Node]:
     return node.rt_info.get("__control_deps__", []) if node.rt_info else []
 
 
+#: Tensor names this process generated from generated node names (``Result_57``): the model cache
+#: maps them to placeholders so the same model built twice gets one key.
+GENERATED_TENSOR_NAMES: set[str] = set()
+
+
 class Model:
     """A model: ``Model(results, parameters, name)``.
 
@@ -86,6 +91,16 @@ class Model:
                                      for x in self._variables):
                 self._variables.append(v)
         self._check_parameters()
+        self._set_default_tensor_names()
+
+    def _set_default_tensor_names(self) -> None:
+        """Give every unnamed model input and output a tensor name, as OpenVINO's Python ``Model`` does:
+        the Parameter's or Result's friendly name, so results can always be looked up by name."""
+        for port in [*self.inputs, *self.outputs]:
+            if not port.get_names():
+                port.set_names({port.node.friendly_name})
+                if port.node._friendly_name is None:
+                    GENERATED_TENSOR_NAMES.add(port.node.friendly_name)
 
     def _roots(self) -> list[Node]:
         return [*self._results, *self._sinks]
@@ -184,11 +199,11 @@ class Model:
         self._variables.extend(variables)
 
     def get_ordered_ops(self) -> list[Node]:
-        # Parameters first, last one first, as OpenVINO lists them (unused ones too); then every node that
-        # results and sinks depend on, depth first in their order (OpenVINO visits the last root first: the
-        # order of the results' and sinks' subgraphs differs, see docs/limitations.md)
+        # OpenVINO's order: its sort pops roots (results, sinks, parameters) off a stack, so the last
+        # parameter comes first (unused ones too), then the last sink's subgraph ... the first result's;
+        # within a subgraph, depth first with input 0 first
         params = list(reversed(self._parameters))
-        return params + topological_order(self._roots(), done={id(p) for p in params})
+        return params + topological_order(reversed(self._roots()), done={id(p) for p in params})
 
     def get_ops(self) -> list[Node]:
         return self.get_ordered_ops()

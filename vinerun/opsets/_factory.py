@@ -19,7 +19,7 @@ from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Constant
 from vinerun.ir.node import Attr, Node, Output, as_output
 from vinerun.ir.types import Type
-from vinerun.opsets._ov_names import PARAM_NAMES
+from vinerun.opsets._ov_names import DEF_NAMES, PARAM_NAMES
 
 #: Python names OpenVINO gives ops whose snake_case differs from the mechanical one.
 NAME_OVERRIDES = {
@@ -107,7 +107,8 @@ class OpFactory:
 
     def __init__(self, cls: type[Node]):
         self.cls = cls
-        self.__name__ = self.__qualname__ = python_name(cls.type_name)
+        self.builder_name = python_name(cls.type_name)  # PARAM_NAMES is keyed by it
+        self.__name__ = self.__qualname__ = DEF_NAMES.get(self.builder_name, self.builder_name)
         self.__module__ = "vinerun.opsets"
         lo, hi = cls.num_inputs
         self.variadic = hi >= _VARIADIC
@@ -133,7 +134,7 @@ class OpFactory:
             covered = {t for _, t in out}
             out += [(n, n) for n in self.specs if n not in covered and "**" not in covered]
             return out
-        ov_names = PARAM_NAMES.get(self.__name__)
+        ov_names = PARAM_NAMES.get(self.builder_name)
         if ov_names is not None:
             return self._layout_from_names(ov_names)
         names = ["inputs"] if self.variadic else list(getattr(self.cls, "input_names", ()))

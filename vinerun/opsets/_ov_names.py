@@ -235,3 +235,7 @@ PARAM_NAMES: dict[str, list[str]] = \
 
 #: Second names OpenVINO's opset modules give the same builder.
 ALIASES: dict[str, str] = {"absolute": "abs", "ceil": "ceiling", "cum_sum": "cumsum"}
+
+#: Builders whose ``__name__`` in OpenVINO is not our generated name (OpenVINO defines
+#: ``absolute`` and exports it again as ``abs``; pytest ids and reprs show ``__name__``).
+DEF_NAMES: dict[str, str] = {"abs": "absolute", "cumsum": "cum_sum"}

@@ -23,6 +23,8 @@ from vinerun.errors import PropertyError
 from vinerun.plugin_api.property_kinds import Kind
 
 SUPPORTED_PROPERTIES = "SUPPORTED_PROPERTIES"
+#: config keys that belong to the model cache, not to a compiled model (an export leaves them out)
+CACHE_KEYS = ("CACHE_DIR", "CACHE_MAX_SIZE")
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from vinerun._version import __version__
 from vinerun.errors import BlobError, ModelReadError, UnsupportedOpError
 from vinerun.ir.core_ops import Constant
 from vinerun.ir.model import Model
+from vinerun.plugin_api.property_table import CACHE_KEYS
 
 if TYPE_CHECKING:
     from vinerun.plugin_api.compiled_model import ICompiledModel
@@ -40,8 +41,6 @@ _PREFIX = struct.Struct("<8sHHI")
 PREFIX_SIZE = _PREFIX.size  # 16
 #: a header larger than this is taken as corruption, not as a header
 _MAX_HEADER = 64 << 20
-#: config keys that belong to the cache, not to the compiled model
-_RUNTIME_KEYS = ("CACHE_DIR", "CACHE_MAX_SIZE")
 
 
 @dataclass
@@ -238,7 +237,7 @@ def export_chunks(impl: ICompiledModel, options: dict[str, Any] | None = None,
     """A device's compiled model as blob chunks. ``config`` defaults to the compiled model's own config;
     ``options`` (the caching properties' values) to that config."""
     if config is None:
-        config = {k: v for k, v in getattr(impl, "config", {}).items() if k not in _RUNTIME_KEYS}
+        config = {k: v for k, v in getattr(impl, "config", {}).items() if k not in CACHE_KEYS}
     config = {str(k): plain_value(v) for k, v in config.items()}
     options = config if options is None else options
     header = BlobHeader(device=impl.device_name, options=options, options_hash=options_hash(options),
@@ -251,6 +250,7 @@ def import_compiled(stream: Any, plugin: IPlugin, config: dict[str, Any]) -> ICo
     it with the exported config updated by ``config``."""
     blob = read_blob(as_bytes(stream), plugin.device_name, "imported blob")
     supported = plugin.supported_properties()
-    merged = {k: v for k, v in blob.header.config.items() if supported.get(k) == "RW"}
+    # a virtual device's blob stores its devices' configs as DEVICE_PROPERTIES (not a property it lists)
+    merged = {k: v for k, v in blob.header.config.items() if supported.get(k) == "RW" or k == "DEVICE_PROPERTIES"}
     merged.update(config)
     return plugin.import_model(blob.model(), merged)

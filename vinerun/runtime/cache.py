@@ -28,7 +28,7 @@ from typing import Any
 
 from vinerun._version import __version__
 from vinerun.errors import BlobError, PropertyError, VinerunError
-from vinerun.ir.model import Model
+from vinerun.ir.model import GENERATED_TENSOR_NAMES, Model
 from vinerun.runtime import blob as blobfmt
 from vinerun.runtime.compiled_model import CompiledModel
 
@@ -121,10 +121,29 @@ def model_key_bytes(model: Model) -> tuple[bytes, bytes]:
     """The model's IR (xml, bin) with generated layer names made stable: what its cache key hashes."""
     sections = blobfmt.serialize_graph(model)
     names = _auto_names(model, {})
-    xml = re.sub(rb'(<layer id="\d+" name=")([^"]*)(")',
-                 lambda m: m.group(1) + names.get(m.group(2).decode(), m.group(2).decode()).encode() + m.group(3),
-                 sections["xml"])
+    tensors: dict[str, str] = {}  # numbered apart from layers: a clone renumbers its nodes, not its names
+
+
+    def stable_layer(m: re.Match[bytes]) -> bytes:
+        return m.group(1) + names.get(m.group(2).decode(), m.group(2).decode()).encode() + m.group(3)
+
+    def stable_tensor(m: re.Match[bytes]) -> bytes:
+        # a Model's unnamed inputs and outputs take their node's generated name as a tensor name
+        values = [tensors.setdefault(v, f"#tensor{len(tensors)}") if v in GENERATED_TENSOR_NAMES else v
+                  for v in m.group(2).decode().split(",")]
+        return m.group(1) + ",".join(values).encode() + m.group(3)
+
+    xml = re.sub(rb'(<layer id="\d+" name=")([^"]*)(")', stable_layer, sections["xml"])
+    xml = re.sub(rb'(<port id="\d+"[^>]* names=")([^"]*)(")', stable_tensor, xml)
     return xml, sections["bin"]
+
+
+def _adopt_io_names(target: Model, source: Model) -> None:
+    """Give ``target``'s Parameters and Results the friendly and tensor names of ``source``'s (same order)."""
+    for mine, theirs in [*zip(target.get_parameters(), source.get_parameters(), strict=True),
+                         *zip(target.get_results(), source.get_results(), strict=True)]:
+        mine.set_friendly_name(theirs.get_friendly_name())
+        mine.output(0).set_names(theirs.output(0).get_names())
 
 
 def _source_files(path: Path) -> list[blobfmt.SourceFile]:
@@ -180,7 +199,8 @@ class ModelCache:
             model = read_model(model)
             return self.compile_model(model, plugin, device, config, read_model)
 
-        compiled = self._load(key, plugin, dev, opt_hash, source, config)
+        compiled = self._load(key, plugin, dev, opt_hash, source, config,
+                              model if isinstance(model, Model) else None)
         if compiled is not None:
             return compiled
         if not isinstance(model, Model):
@@ -206,7 +226,10 @@ class ModelCache:
         return self.path(key).is_file()
 
     def _load(self, key: str, plugin: Any, device: str, opt_hash: str,
-              source: list[blobfmt.SourceFile] | None, config: dict[str, Any]) -> CompiledModel | None:
+              source: list[blobfmt.SourceFile] | None, config: dict[str, Any],
+              model: Model | None = None) -> CompiledModel | None:
+        """The compiled model in blob ``key``; with ``model``, its inputs and outputs keep ``model``'s names (the
+        key ignores generated names, so the blob may hold another build's)."""
         path = self.path(key)
         try:
             with path.open("rb") as f:
@@ -222,7 +245,10 @@ class ModelCache:
                 raise BlobError(f"cache blob {path} is stale: compiled for {header.device} with other options")
             if source is not None and header.source != source:
                 raise BlobError(f"cache blob {path} is stale: the model file changed since it was compiled")
-            impl = plugin.import_model(blobfmt.read_blob(data, device, f"cache blob {path}").model(), config)
+            stored = blobfmt.read_blob(data, device, f"cache blob {path}").model()
+            if model is not None:
+                _adopt_io_names(stored, model)
+            impl = plugin.import_model(stored, config)
         except PropertyError:
             raise  # the user's config is at fault, not the blob
         except Exception as e:  # noqa: BLE001 - whatever is wrong with a blob, recompiling fixes it

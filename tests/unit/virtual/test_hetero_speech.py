@@ -108,3 +108,21 @@ def test_cache_dir_caches_each_submodel(tmp_path: Path) -> None:
     ov.Core().compile_model(speech_with_softmax(), "HETERO:GNA,CPU", config)
     assert sorted(p.name for p in (tmp_path / "cache").glob("*.blob")) == blobs
     np.testing.assert_array_equal(second({"feats": FRAMES[0]})[0], first({"feats": FRAMES[0]})[0])
+
+
+@pytest.mark.parametrize("given", ["plain", "device_properties"])
+def test_export_import_keeps_each_devices_config(given: str) -> None:
+    # the GNA half was compiled with a scale factor and a PWL error HETERO's own config does not hold, and
+    # with GNA's defaults for the rest: the blob must carry them all, whatever the importing Core sets for GNA
+    gna = {"GNA_SCALE_FACTOR_PER_INPUT": {"feats": 1500.0}, "GNA_PWL_MAX_ERROR_PERCENT": 0.3}
+    config = gna if given == "plain" else {"DEVICE_PROPERTIES": {"GNA": gna}}
+    compiled = ov.Core().compile_model(speech_with_softmax(), "HETERO:GNA,CPU", config)
+    importer = ov.Core()
+    importer.set_property("GNA", {"GNA_DEVICE_MODE": "GNA_SW_FP32", "GNA_PWL_DESIGN_ALGORITHM": "UNIFORM_DISTRIBUTION"})
+    imported = importer.import_model(compiled.export_model(), "HETERO:GNA,CPU")
+    assert imported.get_property("EXECUTION_DEVICES") == ["GNA", "CPU"]
+    first, again = compiled.create_infer_request(), imported.create_infer_request()
+    for frame in FRAMES:
+        np.testing.assert_array_equal(again.infer({"feats": frame})["probs"], first.infer({"feats": frame})["probs"])
+    default = ov.Core().compile_model(speech_with_softmax(), "HETERO:GNA,CPU").create_infer_request()
+    assert not np.array_equal(default.infer({"feats": FRAMES[0]})["probs"], compiled({"feats": FRAMES[0]})["probs"])

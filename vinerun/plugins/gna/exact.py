@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from vinerun.errors import NotSupportedError, ValidationError
-from vinerun.ir.model import Model
+from vinerun.ir.model import Model, topological_order
 from vinerun.ir.node import Node, Output
 from vinerun.plugin_api.variable_state import constant_value
 from vinerun.plugins.gna import arith, pwl, pwl_functions, pwl_segments, quantize, scales
@@ -193,7 +193,7 @@ class ExactBackend:
             self._record(f"input:{i}", s)
         self.batch = min(batch, 8)
         folded: set[int] = set()  # constant subgraphs (weights behind Convert/Reshape...): read by their users
-        for node in model.get_ordered_ops():
+        for node in _compile_order(model):
             inputs = [v.node for v in node.input_values()]
             if node.type_name == "Constant" or (inputs and node.type_name not in ("Result", "Assign", "ReadValue")
                                                 and all(id(n) in folded for n in inputs)):
@@ -464,3 +464,8 @@ def write_state(store: dict[str, Any], var: str, q: np.ndarray, scale: float) ->
     store[var] = view
 
 
+def _compile_order(model: Model) -> list[Node]:
+    """Producers before consumers, every ReadValue before any Assign (a variable's scale is chosen at its
+    read) and the Results in their index order (the outputs list follows it)."""
+    reads = [n for n in model.get_ordered_ops() if n.type_name == "ReadValue"]
+    return topological_order([*reads, *model.get_results(), *model.get_sinks()])

@@ -21,6 +21,7 @@ from vinerun.plugin_api.compiled_model import ICompiledModel
 from vinerun.plugin_api.infer_request import ISyncInferRequest, ProfilingInfo
 from vinerun.plugin_api.property_table import PropertyValues
 from vinerun.plugin_api.variable_state import VariableState
+from vinerun.virtual.forwarding import DEVICE_PROPERTIES
 from vinerun.virtual.hetero.config import COMPILED_TABLE, NUM_SUBMODELS, TUNABLE
 from vinerun.virtual.hetero.submodels import Split
 
@@ -34,7 +35,8 @@ class HeteroCompiledModel(ICompiledModel):
     [('GNA', 1), ('CPU', 1)]
     """
 
-    def __init__(self, model: Model, split: Split, compiled: list[ICompiledModel], values: PropertyValues):
+    def __init__(self, model: Model, split: Split, compiled: list[ICompiledModel], values: PropertyValues,
+                 device_configs: dict[str, dict[str, Any]] | None = None):
         super().__init__(model, "HETERO")
         self.split = split
         self.compiled = compiled
@@ -46,6 +48,8 @@ class HeteroCompiledModel(ICompiledModel):
             "EXECUTION_DEVICES": lambda: list(dict.fromkeys(s.device for s in self.split.submodels)),
             NUM_SUBMODELS: lambda: len(self.split.submodels),
         })
+        if device_configs:  # exported with the rest: what each device compiled with
+            self.config[DEVICE_PROPERTIES] = device_configs
 
     def _optimal_requests(self) -> int:
         """The most any submodel's device wants in flight (the pipeline keeps every device busy)."""

@@ -14,9 +14,9 @@ from vinerun.errors import DeviceError, PropertyError, VinerunError
 from vinerun.ir.model import Model, node_control_deps
 from vinerun.ir.node import Node
 from vinerun.plugin_api.plugin import IPlugin
-from vinerun.plugin_api.property_table import PropertyTable, PropertyValues
+from vinerun.plugin_api.property_table import CACHE_KEYS, PropertyTable, PropertyValues
 from vinerun.transformations import common_cleanup
-from vinerun.virtual.forwarding import device_keys, with_device_properties
+from vinerun.virtual.forwarding import DEVICE_PROPERTIES, device_keys, with_device_properties
 from vinerun.virtual.hetero import config as cfg
 from vinerun.virtual.hetero.affinity import assign_affinities, full_affinity
 from vinerun.virtual.hetero.compiled_model import HeteroCompiledModel, with_context
@@ -55,6 +55,17 @@ class HeteroPlugin(IPlugin):
     def _device_config(self, device: str, forwarded: dict[str, Any]) -> dict[str, Any]:
         supported = self._services().plugin(device).supported_properties()
         return with_device_properties({k: v for k, v in forwarded.items() if supported.get(k) == "RW"}, forwarded)
+
+    def _resolved_device_configs(self, devices: list[str], forwarded: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """What each device was given (plain keys it supports, then its ``DEVICE_PROPERTIES`` entry): an export
+        stores it as ``DEVICE_PROPERTIES``, so an import compiles every subgraph with the same config."""
+        out = {}
+        for d in devices:
+            config = self._device_config(d, forwarded)
+            nested = config.pop(DEVICE_PROPERTIES, None) or {}
+            entry = nested.get(d, {}) if isinstance(nested, dict) else {}
+            out[d] = {**config, **(entry if isinstance(entry, dict) else {})}
+        return out
 
     def _check_forwarded(self, devices: list[str], forwarded: dict[str, Any]) -> None:
         services = self._services()
@@ -105,11 +116,22 @@ class HeteroPlugin(IPlugin):
                 compiled.append(services.compile_model(sub.model, sub.device, device_config))
             except VinerunError as e:
                 raise with_context(e, f"HETERO: compiling subgraph{i} on {sub.device} failed") from e
-        return HeteroCompiledModel(work, split, compiled, values)
+        stored = self._resolved_device_configs(devices, forwarded)
+        for sub, device_model in zip(split.submodels, compiled, strict=True):
+            stored[sub.device].update(_compiled_with(device_model))
+        return HeteroCompiledModel(work, split, compiled, values, stored)
 
     def import_model(self, model: Model, config: dict[str, Any]) -> HeteroCompiledModel:
-        """A blob stores the whole graph and HETERO's config; the split and the devices' compiles are redone."""
+        """A blob stores the whole graph, HETERO's config and each device's (as ``DEVICE_PROPERTIES``); the split
+        and the devices' compiles are redone with them, so results are the exported model's bit for bit."""
         return self.compile_model(model, config)
+
+
+def _compiled_with(compiled: Any) -> dict[str, Any]:
+    """What a device's own export would store of its compile config (a GNA model's includes every key that
+    changes compilation, set or default, so an importing Core's own GNA properties cannot change it)."""
+    config = {k: v for k, v in getattr(compiled, "config", {}).items() if k not in CACHE_KEYS}
+    return {**config, **getattr(compiled, "compile_config", {})}
 
 
 def split_by_affinity(model: Model, affinity: dict[Node, str]) -> list[Subgraph[Node]]:
