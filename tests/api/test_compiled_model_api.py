@@ -3,18 +3,10 @@ through streams and bytes, release_memory. Each scenario runs on vinerun and on 
 
 from __future__ import annotations
 
-import importlib
 import io
 
 import numpy as np
 import pytest
-
-
-@pytest.fixture(params=["vinerun", "openvino"])
-def ov(request):
-    if request.param == "openvino":
-        pytest.importorskip("openvino")
-    return importlib.import_module(request.param)
 
 
 def _concat(ov):

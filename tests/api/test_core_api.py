@@ -3,19 +3,11 @@ unloading, extensions, remote contexts. Each scenario runs on vinerun and on ope
 
 from __future__ import annotations
 
-import importlib
 import io
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-
-@pytest.fixture(params=["vinerun", "openvino"])
-def ov(request):
-    if request.param == "openvino":
-        pytest.importorskip("openvino")
-    return importlib.import_module(request.param)
 
 
 def _relu_ir(ov, tmp_path: Path) -> tuple[Path, Path]:

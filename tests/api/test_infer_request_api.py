@@ -6,19 +6,11 @@ assertions must hold for both.
 
 from __future__ import annotations
 
-import importlib
 import threading
 import warnings
 
 import numpy as np
 import pytest
-
-
-@pytest.fixture(params=["vinerun", "openvino"])
-def ov(request):
-    if request.param == "openvino":
-        pytest.importorskip("openvino")
-    return importlib.import_module(request.param)
 
 
 def _relu(ov, shape=(2, 2), name="x"):

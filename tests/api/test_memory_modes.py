@@ -5,17 +5,8 @@ Each test runs with ``ov = vinerun`` and with ``ov = openvino`` (the oracle, whe
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
-
-
-@pytest.fixture(params=["vinerun", "openvino"])
-def ov(request):
-    if request.param == "openvino":
-        pytest.importorskip("openvino")
-    return importlib.import_module(request.param)
 
 
 def _abs(ov, shape=(1, 4), dtype=np.float32):

@@ -6,19 +6,10 @@ both. openvino is compiled in f32 (it defaults to bf16 on AMX CPUs).
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
-
-
-@pytest.fixture(params=["vinerun", "openvino"])
-def ov(request):
-    if request.param == "openvino":
-        pytest.importorskip("openvino")
-    return importlib.import_module(request.param)
 
 
 def _conv_model(ov):

@@ -5,18 +5,10 @@ Each test runs with ``ov = vinerun`` and with ``ov = openvino`` (the oracle, whe
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 
 import numpy as np
 import pytest
-
-
-@pytest.fixture(params=["vinerun", "openvino"])
-def ov(request):
-    if request.param == "openvino":
-        pytest.importorskip("openvino")
-    return importlib.import_module(request.param)
 
 
 def _split(ov, direct: bool):

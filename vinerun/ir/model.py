@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
 from vinerun.errors import ValidationError
 from vinerun.ir.core_ops import Parameter, Result
 from vinerun.ir.node import ConstOutput, Node, Output, as_output
@@ -343,11 +341,9 @@ class Model:
     def evaluate(self, output_tensors: list[Any], input_tensors: list[Any], evaluation_context: Any = None) -> bool:
         """Run the model's reference on ``input_tensors`` (one per Parameter) into ``output_tensors``."""
         from vinerun.ir.interpreter import run_reference
-        from vinerun.ir.tensor import Tensor, set_tensor_values, tensor_values
+        from vinerun.ir.node_api import as_array, write_results
 
-        # a Tensor's elements as vinerun computes with them (its .data shows strings / bf16 / packed types as openvino)
-        arrays = [tensor_values(t) if isinstance(t, Tensor) else np.asarray(getattr(t, "data", t))
-                  for t in input_tensors]
+        arrays = [as_array(t) for t in input_tensors]
         if len(arrays) != len(self._parameters) or len(output_tensors) != len(self._results):
             raise RuntimeError(f"Cannot evaluate model! It has {len(self._parameters)} inputs and "
                                f"{len(self._results)} outputs; got {len(arrays)} and {len(output_tensors)} tensors")
@@ -359,15 +355,7 @@ class Model:
             results = run_reference(self, arrays)
         except Exception as e:
             raise RuntimeError(f"Cannot evaluate model! {e}") from e
-        for out, value in zip(output_tensors, results, strict=True):
-            value = np.asarray(value)
-            if isinstance(out, Tensor):
-                set_tensor_values(out, value)
-                continue
-            if hasattr(out, "set_shape") and tuple(out.get_shape()) != value.shape:
-                out.set_shape(list(value.shape))
-            target = out.data if hasattr(out, "data") else out
-            target[...] = value.astype(target.dtype, copy=False)
+        write_results(output_tensors, results)
         return True
 
     # --- editing -----------------------------------------------------------------------

@@ -92,29 +92,16 @@ class _OutputDesc:
         self.value_symbol: list[Any] = []
 
 
-class Output:
-    """openvino.Output represents port/node output."""
+class OutputTensorInfo:
+    """What a node output's tensor is (type, shape, names): shared by :class:`Output` and the descriptor
+    tensor (``vinerun.ir.node_api.DescriptorTensor``). Subclasses set ``node`` and ``index``."""
 
-    # no __slots__: as OpenVINO's, a handle takes user attributes (``out._flag = True``)
-
-    def __init__(self, node: Node, index: int):
-        self.node = node
-        self.index = index
-
-    @classmethod
-    def _from_node(cls, node: Node) -> Output:
-        """Output 0 of ``node``."""
-        return cls(node, 0)
+    node: Node
+    index: int
 
     @property
     def _desc(self) -> _OutputDesc:
         return self.node._outputs[self.index]
-
-    def get_node(self) -> Node:
-        return self.node
-
-    def get_index(self) -> int:
-        return self.index
 
     def get_element_type(self) -> Type:
         return self._desc.element_type
@@ -134,7 +121,28 @@ class Output:
     def get_names(self) -> set[str]:
         return self.node._output_names(self.index)
 
-    names = property(get_names)
+
+class Output(OutputTensorInfo):
+    """openvino.Output represents port/node output."""
+
+    # no __slots__: as OpenVINO's, a handle takes user attributes (``out._flag = True``)
+
+    def __init__(self, node: Node, index: int):
+        self.node = node
+        self.index = index
+
+    @classmethod
+    def _from_node(cls, node: Node) -> Output:
+        """Output 0 of ``node``."""
+        return cls(node, 0)
+
+    def get_node(self) -> Node:
+        return self.node
+
+    def get_index(self) -> int:
+        return self.index
+
+    names = property(OutputTensorInfo.get_names)
 
     def get_any_name(self) -> str:
         names = self.get_names()

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vinerun.ir.shape import PartialShape, Shape
-from vinerun.ir.types import Type
+from vinerun.ir.node import OutputTensorInfo
 
 if TYPE_CHECKING:
     from vinerun.ir.node import Node
 
 
-def _as_array(value: Any) -> Any:
+def as_array(value: Any) -> Any:
+    """An input tensor's elements as vinerun computes with them (Tensors, arrays, anything array-like)."""
     from vinerun.ir.tensor import Tensor, tensor_values
 
     if isinstance(value, Tensor):  # its elements as vinerun computes with them (strings, bf16, packed types)
@@ -34,12 +34,18 @@ def evaluate_into(node: Node, fn: Callable[..., Any], outputs: list[Any], inputs
     from vinerun.errors import UnsupportedOpError
 
     try:
-        results = fn(node, [_as_array(t) for t in inputs])
+        results = fn(node, [as_array(t) for t in inputs])
     except UnsupportedOpError:
         return False
     if len(outputs) != len(results):
         raise ValueError(f"{node.type_name} '{node.friendly_name}' has {len(results)} outputs; "
                          f"{len(outputs)} output tensors were given")
+    write_results(outputs, results)
+    return True
+
+
+def write_results(outputs: list[Any], results: list[Any]) -> None:
+    """Write ``results`` into OpenVINO-style output tensors (Tensors, arrays), reshaping them as needed."""
     from vinerun.ir.tensor import Tensor, set_tensor_values
 
     for out, value in zip(outputs, results, strict=True):
@@ -51,7 +57,6 @@ def evaluate_into(node: Node, fn: Callable[..., Any], outputs: list[Any], inputs
             out.set_shape(list(value.shape))
         target = out.data if hasattr(out, "data") else out
         target[...] = value.astype(target.dtype, copy=False)
-    return True
 
 
 def dual_evaluate(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -69,42 +74,20 @@ def dual_evaluate(fn: Callable[..., Any]) -> Callable[..., Any]:
     return evaluate
 
 
-class DescriptorTensor:
+class DescriptorTensor(OutputTensorInfo):
     """The descriptor of one node output (type, shape, names): OpenVINO's ``descriptor.Tensor``."""
 
     def __init__(self, node: Node, index: int):
-        self._node = node
-        self._index = index
-
-    @property
-    def _desc(self) -> Any:
-        return self._node._outputs[self._index]
-
-    def get_element_type(self) -> Type:
-        return self._desc.element_type
-
-    element_type = property(get_element_type)
-
-    def get_partial_shape(self) -> PartialShape:
-        return self._desc.partial_shape
-
-    partial_shape = property(get_partial_shape)
-
-    def get_shape(self) -> Shape:
-        return self._desc.partial_shape.to_shape()
-
-    shape = property(get_shape)
-
-    def get_names(self) -> set[str]:
-        return self._node._output_names(self._index)
+        self.node = node
+        self.index = index
 
     def set_names(self, names: set[str]) -> None:
-        self._node._set_output_names(self._index, set(names))
+        self.node._set_output_names(self.index, set(names))
 
-    names = property(get_names, set_names)
+    names = property(OutputTensorInfo.get_names, set_names)
 
     def add_names(self, names: set[str]) -> None:
-        self._node._set_output_names(self._index, self.get_names() | set(names))
+        self.node._set_output_names(self.index, self.get_names() | set(names))
 
     def get_any_name(self) -> str:
         names = self.get_names()

@@ -36,6 +36,11 @@ class _BlockBatch(Node):
             raise ValidationError("paddings and crops must be non-negative")
         return block, begin, end
 
+    def _unknown_shape(self) -> PartialShape:
+        """The output shape when the block or the paddings are not constants: only the rank is known."""
+        r = rank_of(self.get_input_partial_shape(0))
+        return PartialShape.dynamic() if r is None else PartialShape.dynamic(r)
+
 
 @register_op
 class SpaceToBatch(_BlockBatch):
@@ -47,9 +52,8 @@ class SpaceToBatch(_BlockBatch):
     def infer(self) -> list:
         block, begin, end = self._consts()
         ps, et = self.get_input_partial_shape(0), self.get_input_element_type(0)
-        r = rank_of(ps)
-        if r is None or block is None or begin is None or end is None:
-            return [(et, PartialShape.dynamic() if r is None else PartialShape.dynamic(r))]
+        if block is None or begin is None or end is None or rank_of(ps) is None:
+            return [(et, self._unknown_shape())]
         dims = []
         for i, d in enumerate(ps):
             if i == 0:
@@ -91,9 +95,8 @@ class BatchToSpace(_BlockBatch):
     def infer(self) -> list:
         block, begin, end = self._consts()
         ps, et = self.get_input_partial_shape(0), self.get_input_element_type(0)
-        r = rank_of(ps)
-        if r is None or block is None or begin is None or end is None:
-            return [(et, PartialShape.dynamic() if r is None else PartialShape.dynamic(r))]
+        if block is None or begin is None or end is None or rank_of(ps) is None:
+            return [(et, self._unknown_shape())]
         dims = []
         prod = int(np.prod(block))
         for i, d in enumerate(ps):

@@ -15,6 +15,7 @@ from the table, and every error (unknown key, read-only key, bad value, wrong ty
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -25,6 +26,22 @@ from vinerun.plugin_api.property_kinds import Kind
 SUPPORTED_PROPERTIES = "SUPPORTED_PROPERTIES"
 #: config keys that belong to the model cache, not to a compiled model (an export leaves them out)
 CACHE_KEYS = ("CACHE_DIR", "CACHE_MAX_SIZE")
+
+
+def plain_value(value: Any) -> Any:
+    """A property value as JSON can hold it and a property table reads back: enums by name, Types by type
+    name, lists and dicts element by element, the rest by ``str``."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return value.name
+    if hasattr(value, "get_type_name"):
+        return value.get_type_name()
+    if isinstance(value, (list, tuple)):
+        return [plain_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain_value(v) for k, v in value.items()}
+    return str(value)
 
 
 @dataclass(frozen=True)

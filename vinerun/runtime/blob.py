@@ -17,7 +17,6 @@ corrupt, another format version, another vinerun version, another device.
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
 import struct
@@ -29,7 +28,7 @@ from vinerun._version import __version__
 from vinerun.errors import BlobError, ModelReadError, UnsupportedOpError
 from vinerun.ir.core_ops import Constant
 from vinerun.ir.model import Model
-from vinerun.plugin_api.property_table import CACHE_KEYS
+from vinerun.plugin_api.property_table import CACHE_KEYS, plain_value
 
 if TYPE_CHECKING:
     from vinerun.plugin_api.compiled_model import ICompiledModel
@@ -104,21 +103,6 @@ class Blob:
             raise BlobError(f"compiled-model blob has no '{e.args[0]}' section") from None
         except ModelReadError as e:
             raise BlobError(f"compiled-model blob: its graph cannot be read back: {e}") from e
-
-
-def plain_value(value: Any) -> Any:
-    """A property value as JSON can hold it: enums by name, Types by type name, the rest by ``str``."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, enum.Enum):
-        return value.name
-    if hasattr(value, "get_type_name"):
-        return value.get_type_name()
-    if isinstance(value, (list, tuple)):
-        return [plain_value(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): plain_value(v) for k, v in value.items()}
-    return str(value)
 
 
 def options_hash(options: dict[str, Any]) -> str:

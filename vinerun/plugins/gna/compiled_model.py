@@ -24,7 +24,7 @@ from vinerun.ir.interpreter import run_reference
 from vinerun.ir.model import Model
 from vinerun.plugin_api.compiled_model import ICompiledModel
 from vinerun.plugin_api.infer_request import ISyncInferRequest, ProfilingInfo
-from vinerun.plugin_api.property_table import PropertyValues
+from vinerun.plugin_api.property_table import PropertyValues, plain_value
 from vinerun.plugin_api.variable_state import VariableState, variable_states
 from vinerun.plugins.gna import blob_record
 from vinerun.plugins.gna import config as cfgmod
@@ -192,24 +192,10 @@ class GNACompiledModel(ICompiledModel):
 def compile_keys(values: PropertyValues, gna: GNAConfig) -> dict[str, Any]:
     """The keys that change compilation, as plain values: every compile key (set or default; the compile
     target resolved) and the scale-factor keys that were given."""
-    out = {k: _plain(values.get(k)) for k in COMPILE_KEYS}
-    out[cfgmod.COMPILE_TARGET] = _plain(gna.compile_target)
-    out.update({k: _plain(values.get(k)) for k in SCALE_KEYS if values.is_set(k)})
+    out = {k: plain_value(values.get(k)) for k in COMPILE_KEYS}
+    out[cfgmod.COMPILE_TARGET] = plain_value(gna.compile_target)
+    out.update({k: plain_value(values.get(k)) for k in SCALE_KEYS if values.is_set(k)})
     return out
-
-
-def _plain(value: Any) -> Any:
-    """A property value as JSON holds it and the property table reads back (numbers, int enums as numbers,
-    other enums by name, element types by name)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, enum.Enum):
-        return value.name
-    if hasattr(value, "get_type_name"):
-        return value.get_type_name()
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return str(value)
 
 
 def apply_record(values: PropertyValues, record: CompileRecord) -> None:
