@@ -1,7 +1,8 @@
 """The models of ``compare.py``: each a file on disk plus the inputs every runtime is fed.
 
 ``MODELS`` maps a name to a :class:`ModelSpec`: ``resnet50`` (``models.py``), ``mobilenetv2`` (a
-MobileNetV2-style depthwise CNN built here), ``bert`` (a BERT-style encoder: 6 layers, hidden 384,
+MobileNetV2-style depthwise CNN built here; ``mobilenetv2-tf`` the same with TensorFlow-style explicit Pad
+nodes), ``bert`` (a BERT-style encoder: 6 layers, hidden 384,
 12 heads, FFN 1536, seq 128, from ``vinerun.models.transformer``) and ``silero-vad`` (the PyPI
 package's ``silero_vad_op18_ifless.onnx``, one 16 kHz step per call with the LSTM state fed back;
 ``silero-vad-if`` is the package's main ``silero_vad.onnx``, whose ``If`` branches on the sample rate
@@ -49,13 +50,20 @@ class ModelSpec:
     bf16: bool = True  # whether a bf16 column makes sense for it
 
 
-def mobilenet_v2_onnx(batch: int = 1, image: int = 224, num_classes: int = 1000, seed: int = 0) -> onnx.ModelProto:
+def mobilenet_v2_onnx(batch: int = 1, image: int = 224, num_classes: int = 1000, seed: int = 0,
+                      tf_padding: bool = False) -> onnx.ModelProto:
     """A MobileNetV2 (width 1.0) as ONNX: 3x3/2 stem, 17 inverted residual blocks (1x1 expand +
     ReLU6, 3x3 depthwise + ReLU6, 1x1 linear projection, residual Add where shapes allow), 1x1 to
     1280 channels, global average pool and a classifier. BatchNorm is folded into the conv biases.
 
+    ``tf_padding``: as a TensorFlow/Keras converter writes "SAME" padding, an explicit ``Pad`` before each
+    3x3 convolution (one row and column at the end for stride 2, one on each side for stride 1) and no
+    pads on the convolution.
+
     >>> sum(n.op_type == "Conv" for n in mobilenet_v2_onnx(image=32, num_classes=10).graph.node)
     52
+    >>> sum(n.op_type == "Pad" for n in mobilenet_v2_onnx(image=32, num_classes=10, tf_padding=True).graph.node)
+    18
     """
     r = rng(seed)
     g = OnnxGraph()
@@ -64,8 +72,13 @@ def mobilenet_v2_onnx(batch: int = 1, image: int = 224, num_classes: int = 1000,
     def conv(x: str, cin: int, cout: int, k: int, stride: int = 1, group: int = 1, relu6: bool = True,
              gain: float = 1.0) -> str:
         weight = he(r, (cout, cin // group, k, k), cin // group * k * k) * np.float32(gain)
+        pads = [k // 2] * 4
+        if tf_padding and k > 1:
+            before, after = (0, k - stride) if stride > 1 else (k // 2, k // 2)
+            x = g.op("Pad", x, g.const(np.array([0, 0, before, before, 0, 0, after, after], np.int64), "pads"))
+            pads = [0] * 4
         y = g.op("Conv", x, g.const(weight, "w"), g.const(small(r, (cout,), 0.01), "b"), kernel_shape=[k, k],
-                 strides=[stride, stride], pads=[k // 2] * 4, group=group)
+                 strides=[stride, stride], pads=pads, group=group)
         return g.op("Clip", y, lo, hi) if relu6 else y
 
     y, cin = conv("data", 3, 32, 3, stride=2), 32
@@ -129,6 +142,8 @@ def silero_inputs() -> dict[str, np.ndarray]:
 MODELS: dict[str, ModelSpec] = {
     "resnet50": ModelSpec("resnet50", _resnet50, image_inputs),
     "mobilenetv2": ModelSpec("mobilenetv2", _save(mobilenet_v2_onnx, "mobilenetv2.onnx"), image_inputs),
+    "mobilenetv2-tf": ModelSpec("mobilenetv2-tf", _save(lambda: mobilenet_v2_onnx(tf_padding=True),
+                                                        "mobilenetv2_tf_padding.onnx"), image_inputs),
     "bert": ModelSpec("bert", _save(lambda: transformer_onnx(BERT), "bert_l6_h384_s128.onnx"), bert_inputs),
     "silero-vad": ModelSpec("silero-vad", silero_vad_file("silero_vad_op18_ifless.onnx"), silero_inputs,
                             feedback={1: "state"}, bf16=False),

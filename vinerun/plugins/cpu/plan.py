@@ -26,14 +26,16 @@ from vinerun.plugins.cpu.segment_planner import plan_segments
 
 
 def rewrite_patterns(model: Model) -> None:
-    """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: a spatial ReduceMean
-    into a global AvgPool, ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step LSTMSequence
-    into LSTMCell."""
+    """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: a constant Pad into the
+    convolution or pooling after it, a spatial ReduceMean into a global AvgPool, ``x * sigmoid(x)`` into Swish,
+    a written-out LSTM cell or a one-step LSTMSequence into LSTMCell."""
     from vinerun.transformations.lstm_cell_fusion import LSTMCellFusion
+    from vinerun.transformations.pad_fusion import PadFusion
     from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
     from vinerun.transformations.sequence_to_cell import LSTMSequenceToCell
     from vinerun.transformations.swish_fusion import SwishFusion
 
+    PadFusion()(model)
     ReduceMeanToPool()(model)
     SwishFusion()(model)
     LSTMCellFusion()(model)

@@ -82,12 +82,13 @@ def conv_bias(node: Any, parts: Any, out_c: int) -> np.ndarray | None:
     return np.broadcast_to(node.const_input(parts.bias_index).reshape(-1), (out_c,))
 
 
-def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: list[int], pads: list[int],
-                     strides: list[int], dilations: list[int], depthwise: DepthwisePostOp | None = None
-                     ) -> Kernel | None:
+def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: list[int], pads_begin: list[int],
+                     pads_end: list[int], strides: list[int], dilations: list[int],
+                     depthwise: DepthwisePostOp | None = None) -> Kernel | None:
     """The direct-oneDNN kernel for a 2-D f32 or bf16 (Fused)Convolution (the data type of input 0), or None
-    (no binding, an unmapped post-op). ``depthwise``: a depthwise convolution fused after it (the node's output
-    is then that convolution's)."""
+    (no binding, an unmapped post-op). Pads may differ at the two ends (oneDNN takes both: a folded
+    TensorFlow-style Pad). ``depthwise``: a depthwise convolution fused after it (the node's output is then that
+    convolution's)."""
     lib = library()
     out = node.get_output_partial_shape(0)
     dt = node.get_input_element_type(0).to_dtype()
@@ -102,7 +103,7 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
     if winograd:  # see winograd_selection: f32, 3x3, stride 1, where it pays
         conv: Conv2d | WinogradConv2d = WinogradConv2d(lib, w, bias, tuple(size), post_ops)
     else:
-        conv = Conv2d(lib, w, bias, groups, tuple(size), out_shape, strides, dilations, pads, pads, post_ops,
+        conv = Conv2d(lib, w, bias, groups, tuple(size), out_shape, strides, dilations, pads_begin, pads_end, post_ops,
                       DATA_TYPES[dt.name], depthwise=depthwise)
     current = torch.get_num_threads()
     if dt.name == "float32":

@@ -115,4 +115,5 @@ def fused_convolution_dw(node: Any) -> Kernel | None:
     if w is None or dw_op is None:
         return None
     size = [int(d) for d in node.get_input_partial_shape(0).to_shape()]
-    return dnnl_conv_kernel(node, _Parts(node.pointwise), w, 1, size, [0, 0], [1, 1], [1, 1], depthwise=dw_op)
+    return dnnl_conv_kernel(node, _Parts(node.pointwise), w, 1, size, [0, 0], [0, 0], [1, 1], [1, 1],
+                            depthwise=dw_op)

@@ -143,11 +143,11 @@ def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
         return dnnl_conv1d_kernel(node, parts, w, groups)
     size = [int(d) for d in xshape.to_shape()]
     pb, pe = node.explicit_pads(size[2:], list(w.shape[2:]))
-    if pb != pe or min(pb) < 0:
+    if min(pb + pe) < 0:
         return None
     strides, dilations, _, _ = node.spatial_attrs(2)
-    direct = dnnl_conv_kernel(node, parts, w, groups, size, pb, strides, dilations)
-    if direct is not None:
+    direct = dnnl_conv_kernel(node, parts, w, groups, size, pb, pe, strides, dilations)
+    if direct is not None or pb != pe:  # PyTorch's prepacked convolution takes one pad per axis
         return direct
     dtype = _PREPACKED[et]
     packed = _PackedWeights(torch.from_numpy(np.array(w, np.float32)).to(dtype), pb, strides, dilations, groups,
