@@ -27,6 +27,7 @@ from vinerun.ops.pad import Pad
 from vinerun.ops.pooling import AvgPool
 from vinerun.ops.reshape import Reshape, Squeeze, Unsqueeze
 from vinerun.ops.slicing import Slice
+from vinerun.ops.transpose import Transpose
 from vinerun.plugins.cpu.device_info import cpu_flags
 from vinerun.plugins.cpu.kernels import _dnnl, conv1d
 
@@ -117,6 +118,35 @@ def test_pad_modes(mode):
     node = Pad(x, c([1, 2]), c([0, 3]), Constant(np.float32(1.5)), pad_mode=mode)
     steps = compile_and_check([node], [x], [rand([2, 5])])
     assert exec_types(steps)["Pad"] == "numpy_pad"
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "symmetric"])
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
+def test_pad_of_large_images_takes_aten_where_it_has_the_mode(mode, layout):
+    x = Parameter(Type.f32, [1, 16, 40, 40])
+    source = x if layout == "nchw" else Transpose(Transpose(x, c([0, 2, 3, 1])), c([0, 3, 1, 2]))
+    node = Pad(source, c([0, 0, 2, 1]), c([0, 0, 1, 3]), Constant(np.float32(-0.5)), pad_mode=mode)
+    steps = compile_and_check([node], [x], [rand([1, 16, 40, 40])], rtol=0, atol=0)
+    assert exec_types(steps)["Pad"] == ("numpy_pad" if mode == "symmetric" else "aten_pad")
+
+
+@pytest.mark.parametrize(("begin", "end", "kind"), [
+    ([1, 0, 0, 0], [0, 0, 0, 0], "numpy_pad"),    # reflect over the batch axis: ATen pads trailing axes only
+    ([0, 0, 1, 1], [0, 0, 1, 1], "aten_pad"),
+])
+def test_reflect_pad_axes(begin, end, kind):
+    x = Parameter(Type.f32, [2, 3, 5, 5])
+    steps = compile_and_check([Pad(x, c(begin), c(end), pad_mode="reflect")], [x], [rand([2, 3, 5, 5])], 0, 0)
+    assert exec_types(steps)["Pad"] == kind
+
+
+def test_pad_of_integers_keeps_numpy_for_reflect_and_aten_for_large_constants():
+    x = Parameter(Type.i32, [1, 16, 40, 40])
+    data = RNG.integers(-9, 9, [1, 16, 40, 40]).astype(np.int32)
+    reflect = compile_and_check([Pad(x, c([0, 0, 1, 1]), c([0, 0, 1, 1]), pad_mode="reflect")], [x], [data], 0, 0)
+    assert exec_types(reflect)["Pad"] == "numpy_pad"
+    const = compile_and_check([Pad(x, c([0, 0, 1, 1]), c([0, 0, 1, 1]), Constant(np.int32(7)))], [x], [data], 0, 0)
+    assert exec_types(const)["Pad"] == "aten_pad"
 
 
 def test_pad_too_wide_for_reflect_raises_the_reference_error():
