@@ -59,18 +59,23 @@ def attention_graph(dtype=np.float32, b=2, s=6, heads=3, d=4, mask: str | None =
     names = ("q", "k", "v")
     params = [Parameter(dtype, [b, s, e] if split else [b, heads, s, d], name=n) for n in names]
     outs = []
-    for p in params:
+    for p, name in zip(params, names, strict=True):
         if split:
             r = ops.reshape(p, ops.constant(np.array([0, 0, heads, d], np.int64)), True)
-            outs.append(ops.transpose(r, ops.constant(np.array([0, 2, 1, 3], np.int64))).output(0))
+            # "merged": k's head split and k^T in one Transpose, as torch's exporter writes them
+            perm = [0, 2, 3, 1] if name == "k" and k_transpose == "merged" else [0, 2, 1, 3]
+            outs.append(ops.transpose(r, ops.constant(np.array(perm, np.int64))).output(0))
         else:
             outs.append(p.output(0))
     q, k, v = outs
-    if k_transpose == "attr":
-        scores = ops.matmul(q, k, False, True)
-    else:
-        scores = ops.matmul(q, ops.transpose(k, ops.constant(np.array([0, 1, 3, 2], np.int64))), False, False)
     c = 1 / math.sqrt(d)
+    if scale_op == "qk":  # sqrt(c) on q and on k^T, as torch exports scaled_dot_product_attention
+        q = ops.multiply(q, ops.constant(np.array(math.sqrt(c), dtype))).output(0)
+    if k_transpose == "node":
+        k = ops.transpose(k, ops.constant(np.array([0, 1, 3, 2], np.int64))).output(0)
+    if scale_op == "qk":
+        k = ops.multiply(k, ops.constant(np.array(math.sqrt(c), dtype))).output(0)
+    scores = ops.matmul(q, k, False, k_transpose == "attr")
     if scale_op == "mul":
         scores = ops.multiply(scores, ops.constant(np.array(c, dtype)))
     elif scale_op == "div":
@@ -126,8 +131,8 @@ def test_attention_fused_per_dtype(dtype):
 
 
 @pytest.mark.parametrize("mask", [None, "full", "row"])
-@pytest.mark.parametrize("scale_op", ["mul", "div", None])
-@pytest.mark.parametrize("k_transpose", ["attr", "node"])
+@pytest.mark.parametrize("scale_op", ["mul", "div", None, "qk"])
+@pytest.mark.parametrize("k_transpose", ["attr", "node", "merged"])
 def test_attention_variants(mask, scale_op, k_transpose):
     model = attention_graph(mask=mask, scale_op=scale_op, k_transpose=k_transpose)
     compiled = check_against_reference(model, attention_inputs(model))

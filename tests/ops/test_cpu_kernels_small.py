@@ -313,3 +313,25 @@ def test_avg_pool_reads_a_channels_last_convolution_output():
     from vinerun.plugins.cpu.kernels._dnnl import library
 
     assert exec_types(steps)["AvgPool"] == ("onednn_avgpool" if library() is not None else "aten_avg_pool2d")
+
+
+def test_gather_from_a_constant_table_reads_it_in_place(monkeypatch):
+    # an embedding table: the kernel makes its tensor once at compile time; converting the (read-only)
+    # constant per call copied all of it (milliseconds for a 30K x 384 vocabulary)
+    from vinerun.plugins.cpu.kernels import movement
+
+    table = rand([50, 8])
+    ids = Parameter(Type.i64, [2, 3])
+    compiled = ov.Core().compile_model(Model([Gather(Constant(table), ids, c(0))], [ids]), "CPU", F32)
+    request = compiled.create_infer_request()
+    real = movement.to_torch
+
+    def no_table_copies(a):
+        assert a.shape != table.shape, "the constant table was converted during inference"
+        return real(a)
+
+    monkeypatch.setattr(movement, "to_torch", no_table_copies)
+    picked = np.array([[0, 49, -1], [3, 3, 7]], np.int64)
+    np.testing.assert_array_equal(request.infer([picked])[0], table[picked])
+    out_of_range = np.array([[0, 50, 1], [1, 2, 3]], np.int64)  # the reference's rule: zeros there
+    np.testing.assert_array_equal(request.infer([out_of_range])[0][0, 1], np.zeros(8, np.float32))

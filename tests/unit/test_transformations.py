@@ -163,6 +163,35 @@ def test_constant_folding_skips_random_state_and_huge() -> None:
     assert "Broadcast" not in {n.type_name for n in model.get_ordered_ops()}
 
 
+def test_constant_folding_converts_weights_of_any_size() -> None:
+    # an f16 table behind a decompression Convert (how OpenVINO's IR stores weights): folded once at compile
+    # time whatever its size, not converted on every inference
+    table = np.arange(1 << 21, dtype=np.float16).reshape(1 << 11, 1 << 10)
+    ids = ops.parameter([3], ov.Type.i64, name="ids")
+    model = ov.Model([ops.gather(ops.convert(ops.constant(table), "f32"), ids, ops.constant(np.int64(0)))], [ids])
+    assert ConstantFolding()(model).modified
+    assert "Convert" not in {n.type_name for n in model.get_ordered_ops()}
+    picked = np.array([0, 5, 2047], np.int64)
+    np.testing.assert_array_equal(run_reference(model, [picked])[0], table[picked].astype(np.float32))
+
+
+def test_constant_folding_refines_the_shapes_it_makes_static() -> None:
+    # Broadcast's target comes from ShapeOf: unknown when the graph is built, a constant once folded; the
+    # Concat after it then has a static shape, so the ShapeOf of that folds too and the Reshape is static
+    x = ops.parameter([2, 3], ov.Type.f32, name="x")
+    ones = ops.broadcast(ops.constant(np.float32(1)), ops.shape_of(x))
+    both = ops.concat([x, ones], 0)
+    flat = ops.reshape(both, ops.reduce_prod(ops.shape_of(both), ops.constant(np.int64(0)), True), False)
+    model = ov.Model([ops.relu(flat)], [x])
+    assert not model.output(0).get_partial_shape().is_static
+    assert ConstantFolding()(model).modified
+    assert model.output(0).get_partial_shape() == ov.PartialShape([12])
+    assert {"ShapeOf", "Broadcast"}.isdisjoint(n.type_name for n in model.get_ordered_ops())
+    data = np.arange(6, dtype=np.float32).reshape(2, 3) - 3
+    np.testing.assert_array_equal(run_reference(model, [data])[0],
+                                  np.maximum(np.concatenate([data, np.ones((2, 3))]).reshape(-1), 0))
+
+
 def test_dead_code_elimination_detaches_unreachable_consumers() -> None:
     x = ops.parameter([3], ov.Type.f32, name="x")
     live = ops.relu(x)

@@ -15,6 +15,11 @@ from vinerun.ir.node import Node
 #: do not fold results bigger than this many elements (they would bloat the model)
 MAX_FOLD_ELEMENTS = 1 << 20
 
+#: ops folded whatever their size: the output has exactly the input's elements (nothing bloats) and folding is
+#: one pass over them; a decompression Convert (f16 weights -> f32, as OpenVINO's IR writer stores every
+#: model) would otherwise convert a large table, e.g. an embedding, on every inference
+ANY_SIZE = frozenset({"Convert"})
+
 #: ops whose value is not a function of their inputs: random generators, and the state ops
 NOT_FOLDABLE = frozenset({"RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Bernoulli",
                           "Multinomial", "Dropout", "ReadValue", "Assign", "Parameter", "Constant", "Result"})
@@ -39,6 +44,8 @@ def fold_values(node: Node, max_elements: int = MAX_FOLD_ELEMENTS) -> list[np.nd
     sources = [o for o in node.input_values() if o is not None]
     if not all(o.node.type_name == "Constant" for o in sources):
         return None
+    if node.type_name in ANY_SIZE:
+        max_elements = max(max_elements, sum(o.node.get_value().size for o in sources))
     if sum(o.node.get_value().size for o in sources) > max_elements or any(
             o.partial_shape.is_static and _elements(o.partial_shape) > max_elements for o in node.outputs()):
         return None

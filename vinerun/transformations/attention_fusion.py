@@ -2,8 +2,11 @@
 
 Matched, from a Softmax over the last axis of a rank-4 float tensor:
 
-- scores ``MatMul(q, k, transpose_b=True)``, or ``MatMul(q, Transpose(k, [0, 1, 3, 2]))`` (``transpose_a`` false);
-- an optional scale: ``Multiply`` by a scalar Constant or ``Divide`` by one;
+- scores ``MatMul(q, k, transpose_b=True)``, or ``MatMul(q, Transpose(k, [0, 1, 3, 2]))`` (``transpose_a`` false),
+  or ``MatMul(q, Transpose(Reshape(k [B, S, H*D] -> [B, S, H, D]), [0, 2, 3, 1]))`` (the head split and k^T in one
+  Transpose, as exporters merge them);
+- an optional scale: ``Multiply`` by a scalar Constant or ``Divide`` by one; and/or ``Multiply`` of q and of k^T by
+  scalar Constants before the MatMul (torch's export of ``scaled_dot_product_attention``);
 - an optional additive mask: ``Add`` of a non-constant or constant tensor of the scores' element type;
 - the context ``MatMul(softmax, v)``.
 
@@ -74,14 +77,34 @@ def _split_source(out: Output, used_by: Node) -> tuple[Output, int, list[Node]] 
     tr = out.node
     if _const_perm(tr) != _HEADS or _sole_consumer(tr) is not used_by:
         return None
-    rs = tr.input_value(0).node
-    if rs.type_name != "Reshape" or _sole_consumer(rs) is not tr:
+    split = _reshape_split(tr.input_value(0), tr)
+    return None if split is None else (split[0], split[1], [*split[2], tr])
+
+
+def _reshape_split(out: Output, used_by: Node) -> tuple[Output, int, list[Node]] | None:
+    """(x [B, S, H*D], H, [the Reshape]) when ``out`` is ``Reshape(x) -> [B, S, H, D]`` read only by ``used_by``."""
+    rs = out.node
+    if rs.type_name != "Reshape" or _sole_consumer(rs) is not used_by:
         return None
     src, dst = _static(rs.input_value(0)), _static(rs.output(0))
     if src is None or dst is None or len(src) != 3 or len(dst) != 4 or src[:2] != dst[:2] \
             or dst[2] * dst[3] != src[2]:
         return None
-    return rs.input_value(0), dst[2], [rs, tr]
+    return rs.input_value(0), dst[2], [rs]
+
+
+def _scaled(out: Output, used_by: Node) -> tuple[Output, float]:
+    """(x, s) when ``out`` is ``Multiply(x, s)`` by a scalar constant read only by ``used_by``, else (out, 1)."""
+    mul = out.node
+    if mul.type_name != "Multiply" or _sole_consumer(mul) is not used_by:
+        return out, 1.0
+    a, b = mul.input_values()
+    s = _scalar(b)
+    if s is None:
+        s, a = _scalar(a), b
+    if s is None or s == 0.0 or a.partial_shape != out.partial_shape:
+        return out, 1.0
+    return a, s
 
 
 def _merge(ctx: Node, heads: int) -> list[Node] | None:
@@ -140,26 +163,39 @@ def match_attention(softmax: Node) -> AttentionMatch | None:
     if mask is not None and (mask.element_type.get_type_name() != et or mask.partial_shape.rank.is_dynamic
                              or mask.partial_shape.rank.get_length() > 4):
         return None
-    q, k, v = qk.input_value(0), qk.input_value(1), ctx.input_value(1)
     nodes: list[Node] = []
+    # a scale on q and/or on k^T instead of on the scores (how torch exports scaled_dot_product_attention)
+    q, q_scale = _scaled(qk.input_value(0), qk)
+    k, k_scale = _scaled(qk.input_value(1), qk)
+    scaling = [o.node for o, s in ((qk.input_value(0), q_scale), (qk.input_value(1), k_scale)) if s != 1.0]
+    scale *= q_scale * k_scale
+    k_user = scaling[-1] if k_scale != 1.0 else qk
+    v = ctx.input_value(1)
+    k_split: tuple[Output, int, list[Node]] | None = None
     if not qk.transpose_b:
-        if _const_perm(k.node) != [0, 1, 3, 2] or _sole_consumer(k.node) is not qk:
+        perm = _const_perm(k.node)
+        if _sole_consumer(k.node) is not k_user or perm not in ([0, 1, 3, 2], [0, 2, 3, 1]):
             return None
+        if perm == [0, 2, 3, 1]:  # the head split and k^T in one Transpose, as exporters merge the two
+            k_split = _reshape_split(k.node.input_value(0), k.node)
+            if k_split is None:
+                return None
         nodes.append(k.node)
         k = k.node.input_value(0)
     if any(t.partial_shape.rank.is_dynamic or t.partial_shape.rank.get_length() != 4
            or t.element_type.get_type_name() != et for t in (q, k, v)):
         return None
     match = AttentionMatch([q, k, v], scale, mask)
-    first_user = {"q": qk, "k": nodes[0] if nodes else qk, "v": ctx}
+    first_user = {"q": scaling[0] if q_scale != 1.0 else qk, "k": nodes[0] if nodes else k_user, "v": ctx}
     heads = set()
     for i, name in enumerate("qkv"):
-        split = _split_source(match.inputs[i], first_user[name])
+        split = k_split if name == "k" and k_split is not None else _split_source(match.inputs[i], first_user[name])
         if split is not None:
             match.inputs[i], h, split_nodes = split
             heads.add(h)
             nodes = split_nodes + nodes
             match.split += name
+    nodes += scaling
     if len(heads) > 1:
         return None
     match.heads = heads.pop() if heads else 0

@@ -168,7 +168,7 @@ def _gathered(x: ValueLayout, view: ValueLayout, offset: int, copies: PrimitiveC
     dimension order: oneDNN's element-wise kernels have only their reference code for such views (~16-50 us on
     silero-vad's [1, 129, 4]), its reorder copies one in ~0.3 us."""
     shape, strides, dtype = view
-    if min(strides, default=0) <= 0:
+    if min(strides, default=0) <= 0 or dtype.name not in DATA_TYPES:  # oneDNN's reorder: f32 and bf16 here
         return None
     order = tuple(sorted(range(len(shape)), key=lambda i: (-strides[i], i)))
     dense = dense_in_order(shape, order, dtype)

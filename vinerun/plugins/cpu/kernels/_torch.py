@@ -13,6 +13,7 @@ import torch
 from vinerun.ir.node import Node
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
+BF16 = _BF16  #: NumPy's bfloat16 (ml_dtypes)
 # dtypes torch computes with natively; others fall back to the reference
 TORCH_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int8, np.uint8, np.int16,
                                       np.int32, np.int64, np.bool_)} | {_BF16}

@@ -13,6 +13,7 @@ shape run oneDNN, :mod:`.concat_dnnl` and :mod:`.transpose_dnnl`.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -22,7 +23,7 @@ import torch.nn.functional as F
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._layout import strided_torch
-from vinerun.plugins.cpu.kernels._torch import TORCH_DTYPES, strided_numpy, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels._torch import BF16, TORCH_DTYPES, strided_numpy, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.conv import torch_pad
 from vinerun.plugins.cpu.kernels.views import gather_scalar
 
@@ -38,6 +39,18 @@ def _const_int(node: Node, i: int) -> int | None:
     return None if v is None or np.size(v) != 1 else int(np.asarray(v).reshape(-1)[0])
 
 
+def constant_tensor(a: np.ndarray) -> torch.Tensor:
+    """A tensor over a constant's (read-only) memory without a copy where it is C-contiguous, else one copy.
+    Only for kernels that never write to it: torch cannot mark a tensor read-only."""
+    if not a.flags.c_contiguous:
+        return to_torch(np.ascontiguousarray(a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "The given NumPy array is not writable"
+        if a.dtype == BF16:
+            return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+        return torch.from_numpy(a)
+
+
 @cpu_kernel("Gather")
 def gather(node: Node) -> Kernel | None:
     view = gather_scalar(node)
@@ -47,6 +60,9 @@ def gather(node: Node) -> Kernel | None:
     if axis is None or node.batch_dims != 0 or not _native(node, 0):
         return None
     reference = node.evaluate
+    table = node.const_input(0)
+    # a constant table (an embedding) as a tensor once: to_torch would copy the read-only array on every call
+    table_t = constant_tensor(table) if table is not None and table.dtype in TORCH_DTYPES else None
 
     def run(inputs):
         data, indices = inputs[0], np.asarray(inputs[1])
@@ -58,7 +74,8 @@ def gather(node: Node) -> Kernel | None:
         idx = torch.where(idx < 0, idx + size, idx)
         if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= size):
             return reference(inputs)  # out-of-range indices read as zeros there
-        out = torch.index_select(to_torch(data), ax, idx)
+        source = table_t if table_t is not None else to_torch(data)  # input 0 is that constant
+        out = torch.index_select(source, ax, idx)
         shape = data.shape[:ax] + indices.shape + data.shape[ax + 1:]
         return [to_numpy(out.reshape(shape))]
 
