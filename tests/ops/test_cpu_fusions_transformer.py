@@ -53,7 +53,7 @@ def check_against_reference(model: Model, inputs: list[np.ndarray], dtype=np.flo
 
 
 def attention_graph(dtype=np.float32, b=2, s=6, heads=3, d=4, mask: str | None = None, scale_op="mul",
-                    k_transpose="attr", split=True, merge=True, extra_q_reader=False):
+                    k_transpose="attr", split=True, merge=True, extra_q_reader=False, nan_guard=False):
     """Parameter [B, S, H*D] x3 -> head split -> Q K^T -> scale -> [+ mask] -> Softmax -> @ V -> [merge]."""
     e = heads * d
     names = ("q", "k", "v")
@@ -86,6 +86,8 @@ def attention_graph(dtype=np.float32, b=2, s=6, heads=3, d=4, mask: str | None =
         params.append(m)
         scores = ops.add(scores, m)
     probs = ops.softmax(scores, -1)
+    if nan_guard:  # torch's export of scaled_dot_product_attention: a row of -inf scores gives zeros, not NaN
+        probs = ops.select(ops.is_nan(probs), ops.constant(np.array([0], dtype)), probs)
     y = ops.matmul(probs, v, False, False).output(0)
     if merge:
         y = ops.transpose(y, ops.constant(np.array([0, 2, 1, 3], np.int64))).output(0)
@@ -137,6 +139,25 @@ def test_attention_variants(mask, scale_op, k_transpose):
     model = attention_graph(mask=mask, scale_op=scale_op, k_transpose=k_transpose)
     compiled = check_against_reference(model, attention_inputs(model))
     assert runtime_types(compiled) == ["FusedAttention"]
+
+
+@pytest.mark.parametrize("mask", ["full", "row", "heads"])
+@pytest.mark.parametrize("merge", [True, False])
+def test_attention_nan_guard_fuses_and_zeros_rows_the_mask_removes(mask, merge):
+    shape_mask = "full" if mask == "heads" else mask
+    model = attention_graph(mask=shape_mask, merge=merge, nan_guard=True, scale_op="qk", k_transpose="merged")
+    inputs = attention_inputs(model)
+    m = inputs[-1]
+    if mask == "row":
+        m[1, ...] = -np.inf  # batch 1 sees no key at all
+    else:
+        m[0, :, 2, :] = -np.inf  # query 2 of batch 0 sees no key (in every head)
+        if mask == "heads":
+            m[1, 1, 4, :] = -np.inf  # and query 4 of batch 1 in head 1 only
+    compiled = check_against_reference(model, inputs)
+    assert runtime_types(compiled) == ["FusedAttention"]
+    y = compiled.create_infer_request().infer(inputs)[0]
+    assert np.isfinite(y).all()
 
 
 def test_attention_without_head_split_or_merge():

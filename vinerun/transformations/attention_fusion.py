@@ -8,7 +8,7 @@ Matched, from a Softmax over the last axis of a rank-4 float tensor:
 - an optional scale: ``Multiply`` by a scalar Constant or ``Divide`` by one; and/or ``Multiply`` of q and of k^T by
   scalar Constants before the MatMul (torch's export of ``scaled_dot_product_attention``);
 - an optional additive mask: ``Add`` of a non-constant or constant tensor of the scores' element type;
-- the context ``MatMul(softmax, v)``.
+- the context ``MatMul(softmax, v)``, or ``MatMul(Select(IsNaN(softmax), 0, softmax), v)`` (a NaN guard).
 
 Every intermediate value is read only by the next link. Around it, the head split of each of q, k, v
 (``Transpose(Reshape(x [B, S, H*D] -> [B, S, H, D]), [0, 2, 1, 3])``) and the head merge of the output
@@ -37,8 +37,9 @@ class AttentionMatch:
 
     ``inputs`` are q, k, v: each ``[B, H, S, D]``, or ``[B, S, H*D]`` when its name is in ``split`` (then
     ``heads`` is H); ``mask`` is the additive mask (None when absent); ``scale`` multiplies the scores;
-    ``merge`` says the output is ``[B, S, H*D]`` (else ``[B, H, S, D]``); ``nodes`` are the replaced nodes, the
-    last one's output being the attention's.
+    ``merge`` says the output is ``[B, S, H*D]`` (else ``[B, H, S, D]``); ``nan_guard``: the probabilities went
+    through ``Select(IsNaN(p), 0, p)`` (rows the mask removes entirely give zeros); ``nodes`` are the replaced
+    nodes, the last one's output being the attention's.
     """
 
     inputs: list[Output]
@@ -47,6 +48,7 @@ class AttentionMatch:
     split: str = ""
     heads: int = 0
     merge: bool = False
+    nan_guard: bool = False
     nodes: list[Node] = field(default_factory=list)
 
     @property
@@ -107,6 +109,24 @@ def _scaled(out: Output, used_by: Node) -> tuple[Output, float]:
     return a, s
 
 
+def _nan_guard(softmax: Node) -> list[Node]:
+    """[IsNaN, Select] when the Softmax's only readers are ``Select(IsNaN(p), 0, p)`` (torch's export of
+    ``scaled_dot_product_attention`` writes it: a row of -inf scores gives NaNs, the guard zeros), else []."""
+    readers = [t.get_node() for t in softmax.output(0).get_target_inputs()]
+    if len(readers) != 2:
+        return []
+    isnan = next((n for n in readers if n.type_name == "IsNaN"), None)
+    select = next((n for n in readers if n.type_name == "Select"), None)
+    if isnan is None or select is None or _sole_consumer(isnan) is not select:
+        return []
+    cond, zero, value = select.input_values()
+    if cond.node is not isnan or value.node is not softmax or _scalar(zero) != 0.0:
+        return []
+    if select.get_output_partial_shape(0) != softmax.get_output_partial_shape(0):
+        return []
+    return [isnan, select]
+
+
 def _merge(ctx: Node, heads: int) -> list[Node] | None:
     """[Transpose, Reshape] when ``ctx`` [B, H, S, D] is only merged back into [B, S, H*D]."""
     tr = _sole_consumer(ctx)
@@ -155,9 +175,11 @@ def match_attention(softmax: Node) -> AttentionMatch | None:
     if rank != 4 or et not in _FLOATS or softmax.axis not in (-1, 3):
         return None
     found = _scores(softmax)
-    ctx = _sole_consumer(softmax)
+    guard = _nan_guard(softmax)
+    probs = guard[-1] if guard else softmax
+    ctx = _sole_consumer(probs)
     if found is None or ctx is None or ctx.type_name != "MatMul" or ctx.transpose_a or ctx.transpose_b \
-            or ctx.input_value(0).node is not softmax:
+            or ctx.input_value(0).node is not probs:
         return None
     qk, scale, mask, between = found
     if mask is not None and (mask.element_type.get_type_name() != et or mask.partial_shape.rank.is_dynamic
@@ -185,7 +207,7 @@ def match_attention(softmax: Node) -> AttentionMatch | None:
     if any(t.partial_shape.rank.is_dynamic or t.partial_shape.rank.get_length() != 4
            or t.element_type.get_type_name() != et for t in (q, k, v)):
         return None
-    match = AttentionMatch([q, k, v], scale, mask)
+    match = AttentionMatch([q, k, v], scale, mask, nan_guard=bool(guard))
     first_user = {"q": scaling[0] if q_scale != 1.0 else qk, "k": nodes[0] if nodes else k_user, "v": ctx}
     heads = set()
     for i, name in enumerate("qkv"):
@@ -199,7 +221,7 @@ def match_attention(softmax: Node) -> AttentionMatch | None:
     if len(heads) > 1:
         return None
     match.heads = heads.pop() if heads else 0
-    nodes += [qk, *between, softmax, ctx]
+    nodes += [qk, *between, softmax, *guard, ctx]
     merged = _merge(ctx, match.heads) if match.heads else None
     if merged is not None:
         nodes += merged

@@ -48,6 +48,8 @@ class FusedAttention(_Fused):
     split = Attr("str", "")
     heads = Attr("int", 0)
     merge = Attr("bool", False)
+    #: query rows whose mask row is all -inf give zeros (the NaN guard exporters write after the softmax)
+    zero_masked_rows = Attr("bool", False)
 
     def _head_shape(self, i: int) -> list[Dimension]:
         s = list(self.get_input_partial_shape(i))
@@ -85,6 +87,8 @@ class FusedAttention(_Fused):
         if self.merge:
             b, h, s, d = y.shape
             y = y.transpose(0, 2, 1, 3).reshape(b, s, h * d)
+        if self.zero_masked_rows:
+            y = zero_rows(y, inputs[3] if len(inputs) > 3 else None, self.merge)
         return [y]
 
     @classmethod
@@ -92,9 +96,30 @@ class FusedAttention(_Fused):
         inputs: list[Output] = list(match.inputs) + ([match.mask] if match.mask is not None else [])
         qk = next(n for n in match.nodes if n.type_name == "MatMul")
         fused = cls(inputs, name=qk.friendly_name, scale=match.scale, split=match.split, heads=match.heads,
-                    merge=match.merge)
+                    merge=match.merge, zero_masked_rows=match.nan_guard)
         fused._remember(match.nodes, qk)
         return fused
+
+
+def zero_rows(y: np.ndarray, mask: np.ndarray | None, merged: bool) -> np.ndarray:
+    """``y`` with the attention output rows whose mask row is all -inf zeroed (in place where ``y`` is
+    C-contiguous): what ``Select(IsNaN(p), 0, p)`` after the softmax makes of them (their probabilities are NaN,
+    then zeros). Scores can only be -inf through the mask while q and k are finite; with non-finite q or k the
+    unfused guard zeros more rows."""
+    if mask is None:
+        return y
+    removed = np.isneginf(mask).all(axis=-1)  # [B|1, H|1, Sq|1]
+    if not removed.any():
+        return y
+    y = np.ascontiguousarray(y)
+    if merged:  # y [B, Sq, H*Dv]; the mask's head axis is 1 or H
+        b, sq, e = y.shape
+        hm = removed.shape[1]
+        rows = np.broadcast_to(removed, (b, hm, sq)).transpose(0, 2, 1)  # [B, Sq, hm]
+        y.reshape(b, sq, hm, e // hm)[rows] = 0
+    else:  # y [B, H, Sq, Dv]
+        y[np.broadcast_to(removed, y.shape[:3])] = 0
+    return y
 
 
 class FusedLayerNorm(_Fused):

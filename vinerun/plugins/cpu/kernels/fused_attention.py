@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from vinerun.ir.node import Node
+from vinerun.plugins.cpu.fused_transformer_ops import zero_rows
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import float_inputs, strided_view, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.attention_c import c_attention_kernel
@@ -32,6 +33,19 @@ def _head_view(a: np.ndarray, heads: int) -> torch.Tensor:
 
 @cpu_kernel("FusedAttention")
 def fused_attention(node: Node) -> Kernel | None:
+    kernel = _attention(node)
+    if kernel is None or not node.zero_masked_rows or node.get_input_size() < 4:
+        return kernel
+    # the NaN guard: rows the mask removes entirely are zeros (a Python step after the kernel, so no native one)
+    base, merge = kernel.fn, node.merge
+
+    def guarded(inputs: list) -> list:
+        return [zero_rows(base(inputs)[0], inputs[3], merge)]
+
+    return Kernel(guarded, kernel.exec_type)
+
+
+def _attention(node: Node) -> Kernel | None:
     if not float_inputs(node, *range(node.get_input_size())):
         return None
     split = [name in node.split for name in "qkv"]
