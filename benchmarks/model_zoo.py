@@ -2,10 +2,11 @@
 
 ``MODELS`` maps a name to a :class:`ModelSpec`: ``resnet50`` (``models.py``), ``mobilenetv2`` (a
 MobileNetV2-style depthwise CNN built here; ``mobilenetv2-tf`` the same with TensorFlow-style explicit Pad
-nodes), ``bert`` (a BERT-style encoder: 6 layers, hidden 384,
-12 heads, FFN 1536, seq 128, from ``vinerun.models.transformer``) and ``silero-vad`` (the PyPI
-package's ``silero_vad_op18_ifless.onnx``, one 16 kHz step per call with the LSTM state fed back;
-``silero-vad-if`` is the package's main ``silero_vad.onnx``, whose ``If`` branches on the sample rate
+nodes), ``bert-hf-eager`` / ``bert-hf-sdpa`` (a BERT encoder from the transformers package, exported with
+dynamic axes; ``bert-hf-sdpa-ir`` the same converted and saved by openvino), ``bert`` (a BERT-style
+encoder: 6 layers, hidden 384, 12 heads, FFN 1536, seq 128, from ``vinerun.models.transformer``) and
+``silero-vad`` (the PyPI package's ``silero_vad_op18_ifless.onnx``, one 16 kHz step per call with the LSTM
+state fed back; ``silero-vad-if`` is the package's main ``silero_vad.onnx``, whose ``If`` branches on the sample rate
 openvino 2026.4 fails to convert: "Conversion is failed for: Conv-16, ReduceMean-16").
 
 >>> spec = MODELS["mobilenetv2"]
@@ -123,6 +124,63 @@ def silero_vad_file(file: str) -> Callable[[str], str]:
     return build
 
 
+def hf_bert_file(attention: str, ir: bool = False) -> Callable[[str], str]:
+    """A builder of a BERT encoder from the ``transformers`` PyPI package (built from a config with random
+    weights: 6 layers, hidden 384, 12 heads, FFN 1536, vocabulary 30522), exported by ``torch.onnx.export``
+    with dynamic batch and sequence axes as a user would; ``attention`` is transformers' implementation
+    ("eager" or "sdpa", whose exports differ). ``ir``: that ONNX file converted and saved by openvino (its
+    default: f16-compressed weights)."""
+    def build(folder: str) -> str:
+        onnx_path = os.path.join(folder, f"bert_hf_{attention}.onnx")
+        if not os.path.exists(onnx_path):
+            _export_hf_bert(onnx_path, attention)
+        if not ir:
+            return onnx_path
+        xml = os.path.join(folder, f"bert_hf_{attention}_ov.xml")
+        if not os.path.exists(xml):
+            import openvino
+
+            openvino.save_model(openvino.convert_model(onnx_path), xml)
+        return xml
+    return build
+
+
+def _export_hf_bert(path: str, attention: str) -> None:
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise RuntimeError("bert-hf: install the PyPI package 'transformers' (the model is built from its "
+                           "BertConfig with random weights)") from exc
+    config = transformers.BertConfig(attn_implementation=attention, hidden_size=384, num_hidden_layers=6,
+                                     num_attention_heads=12, intermediate_size=1536)
+    torch.manual_seed(0)
+    bert = transformers.BertModel(config, add_pooling_layer=False).eval()
+
+    class Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    ids = torch.ones(1, 128, dtype=torch.int64)
+    axes = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+            "last_hidden_state": {0: "batch", 1: "sequence"}}
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with torch.no_grad():
+        torch.onnx.export(Encoder(), (ids, torch.ones_like(ids)), path, input_names=["input_ids", "attention_mask"],
+                          output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
+
+
+def token_inputs() -> dict[str, np.ndarray]:
+    """128 tokens of which the last 28 are padding (masked)."""
+    mask = np.ones((1, 128), np.int64)
+    mask[0, 100:] = 0
+    return {"input_ids": rng(1).integers(0, 30522, (1, 128)).astype(np.int64), "attention_mask": mask}
+
+
 def image_inputs(image: int = 224) -> dict[str, np.ndarray]:
     return {"data": rng(1).standard_normal((1, 3, image, image)).astype(np.float32)}
 
@@ -145,6 +203,9 @@ MODELS: dict[str, ModelSpec] = {
     "mobilenetv2-tf": ModelSpec("mobilenetv2-tf", _save(lambda: mobilenet_v2_onnx(tf_padding=True),
                                                         "mobilenetv2_tf_padding.onnx"), image_inputs),
     "bert": ModelSpec("bert", _save(lambda: transformer_onnx(BERT), "bert_l6_h384_s128.onnx"), bert_inputs),
+    "bert-hf-eager": ModelSpec("bert-hf-eager", hf_bert_file("eager"), token_inputs),
+    "bert-hf-sdpa": ModelSpec("bert-hf-sdpa", hf_bert_file("sdpa"), token_inputs),
+    "bert-hf-sdpa-ir": ModelSpec("bert-hf-sdpa-ir", hf_bert_file("sdpa", ir=True), token_inputs),
     "silero-vad": ModelSpec("silero-vad", silero_vad_file("silero_vad_op18_ifless.onnx"), silero_inputs,
                             feedback={1: "state"}, bf16=False),
     "silero-vad-if": ModelSpec("silero-vad-if", silero_vad_file("silero_vad.onnx"), silero_inputs,

@@ -73,6 +73,21 @@ def test_a_repeated_shape_gets_a_static_plan_with_the_same_outputs():
     np.testing.assert_allclose(request.infer([other])[0], run_reference(model, [other])[0], rtol=1e-4, atol=1e-3)
 
 
+def test_each_plan_has_its_own_thread_governor():
+    # the dynamic plan's call times must not decide the specialized plan's thread count
+    compiled, request = compiled_and_request(conv_model())
+    impl = compiled._impl
+    data = rand([1, 4, 6, 40])
+    request.infer([data])
+    request.infer([data])
+    impl.specialized.wait()
+    request.infer([data])
+    specialized = impl.plan_for([data])
+    assert set(request._impl._governors) == {id(impl.plan), id(specialized)}
+    assert request._impl._governors[id(specialized)].times[1] or \
+        request._impl._governors[id(specialized)].times[impl.streams.threads_per_stream]
+
+
 def test_off_with_a_zero_runtime_cache_capacity():
     compiled, request = compiled_and_request(conv_model(), {"CPU_RUNTIME_CACHE_CAPACITY": 0})
     assert compiled._impl.specialized is None
