@@ -3,7 +3,8 @@
 ``MODELS`` maps a name to a :class:`ModelSpec`: ``resnet50`` (``models.py``), ``mobilenetv2`` (a
 MobileNetV2-style depthwise CNN built here; ``mobilenetv2-tf`` the same with TensorFlow-style explicit Pad
 nodes), ``bert-hf-eager`` / ``bert-hf-sdpa`` (a BERT encoder from the transformers package, exported with
-dynamic axes; ``bert-hf-sdpa-ir`` the same converted and saved by openvino), ``bert`` (a BERT-style
+dynamic axes; ``bert-hf-sdpa-ir`` the same converted and saved by openvino), ``ppocr-det`` / ``-rec`` /
+``-cls`` (PaddleOCR's exports shipped in the rapidocr-onnxruntime package), ``bert`` (a BERT-style
 encoder: 6 layers, hidden 384, 12 heads, FFN 1536, seq 128, from ``vinerun.models.transformer``) and
 ``silero-vad`` (the PyPI package's ``silero_vad_op18_ifless.onnx``, one 16 kHz step per call with the LSTM
 state fed back; ``silero-vad-if`` is the package's main ``silero_vad.onnx``, whose ``If`` branches on the sample rate
@@ -174,6 +175,22 @@ def _export_hf_bert(path: str, attention: str) -> None:
                           output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
 
 
+def rapidocr_file(file: str) -> Callable[[str], str]:
+    """A builder that finds ``file`` among the rapidocr-onnxruntime package's PaddleOCR exports (dynamic height,
+    width and batch; its ``folder`` is unused)."""
+    def build(folder: str = "") -> str:
+        try:
+            import rapidocr_onnxruntime
+        except ImportError as exc:
+            raise RuntimeError(f"ppocr: install the PyPI package 'rapidocr-onnxruntime', which ships {file}") from exc
+        return os.path.join(os.path.dirname(rapidocr_onnxruntime.__file__), "models", file)
+    return build
+
+
+def ocr_inputs(height: int, width: int) -> Callable[[], dict[str, np.ndarray]]:
+    return lambda: {"x": rng(1).standard_normal((1, 3, height, width)).astype(np.float32)}
+
+
 def token_inputs() -> dict[str, np.ndarray]:
     """128 tokens of which the last 28 are padding (masked)."""
     mask = np.ones((1, 128), np.int64)
@@ -206,6 +223,9 @@ MODELS: dict[str, ModelSpec] = {
     "bert-hf-eager": ModelSpec("bert-hf-eager", hf_bert_file("eager"), token_inputs),
     "bert-hf-sdpa": ModelSpec("bert-hf-sdpa", hf_bert_file("sdpa"), token_inputs),
     "bert-hf-sdpa-ir": ModelSpec("bert-hf-sdpa-ir", hf_bert_file("sdpa", ir=True), token_inputs),
+    "ppocr-det": ModelSpec("ppocr-det", rapidocr_file("ch_PP-OCRv4_det_infer.onnx"), ocr_inputs(640, 640)),
+    "ppocr-rec": ModelSpec("ppocr-rec", rapidocr_file("ch_PP-OCRv4_rec_infer.onnx"), ocr_inputs(48, 320)),
+    "ppocr-cls": ModelSpec("ppocr-cls", rapidocr_file("ch_ppocr_mobile_v2.0_cls_infer.onnx"), ocr_inputs(48, 192)),
     "silero-vad": ModelSpec("silero-vad", silero_vad_file("silero_vad_op18_ifless.onnx"), silero_inputs,
                             feedback={1: "state"}, bf16=False),
     "silero-vad-if": ModelSpec("silero-vad-if", silero_vad_file("silero_vad.onnx"), silero_inputs,

@@ -27,8 +27,11 @@ from vinerun.plugins.cpu.segment_planner import plan_segments
 
 def rewrite_patterns(model: Model) -> None:
     """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: a constant Pad into the
-    convolution or pooling after it, a spatial ReduceMean into a global AvgPool, ``x * sigmoid(x)`` into Swish,
-    a written-out LSTM cell or a one-step LSTMSequence into LSTMCell."""
+    convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
+    too) folded together and into the convolution before them, a spatial ReduceMean into a global AvgPool,
+    ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step LSTMSequence into LSTMCell."""
+    from vinerun.transformations.hswish_fusion import HSwishFusion
+    from vinerun.transformations.linear_folding import LinearFolding
     from vinerun.transformations.lstm_cell_fusion import LSTMCellFusion
     from vinerun.transformations.pad_fusion import PadFusion
     from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
@@ -36,6 +39,8 @@ def rewrite_patterns(model: Model) -> None:
     from vinerun.transformations.swish_fusion import SwishFusion
 
     PadFusion()(model)
+    HSwishFusion()(model)
+    LinearFolding()(model)
     ReduceMeanToPool()(model)
     SwishFusion()(model)
     LSTMCellFusion()(model)

@@ -1,0 +1,175 @@
+"""Constant scales and shifts folded together and into the convolution before them (as OpenVINO's
+LinOpSequenceFusion, ConvolutionMultiplyFusion and BatchNorm decomposition do).
+
+Exporters leave per-channel affine steps between convolutions: an unfolded ``BatchNormalization``, or
+PaddlePaddle's learnable affine blocks (``x * a + b`` with scalar ``a``, ``b`` after every convolution of
+PP-LCNet / PP-OCR). Each is a pass over a whole feature map; folded, the scale goes into the convolution's
+weights and the shifts into one bias that the convolution fusion takes as a post-op. Rewrites, to a fixed point:
+
+- ``BatchNormInference(x, g, b, m, v)`` with constant parameters -> ``x * s + (b - m * s)``,
+  ``s = g / sqrt(v + eps)``;
+- ``(y + c1) * c2`` -> ``y * c2 + c1 * c2``; ``(y * c1) * c2`` -> ``y * (c1 * c2)``;
+  ``(y + c1) + c2`` -> ``y + (c1 + c2)``;
+- ``Convolution(x, W) * c`` (constant ``W``, ``c`` a scalar or per output channel) -> ``Convolution(x, W * c)``.
+
+Only float values; ``c``, ``c1``, ``c2`` constants that do not broadcast ``y`` to a bigger shape, and every
+rewritten intermediate read by nothing else. Results agree with the unfused graph to float rounding (the
+products are reassociated).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vinerun.ir.core_ops import Constant
+from vinerun.ir.graph_edit import replace_output_update_name
+from vinerun.ir.model import Model
+from vinerun.ir.node import Node, Output
+from vinerun.ops.arithmetic import Add, Multiply
+from vinerun.transformations.pass_infra import InPlacePass, PassResult
+
+_FLOATS = frozenset({"f32", "f16", "bf16", "f64"})
+_CONVOLUTIONS = frozenset({"Convolution", "GroupConvolution"})
+#: rewrites per pass before giving up on a fixed point (each shortens the graph, so this is never reached)
+_MAX_ROUNDS = 8
+
+
+def _constant_operand(node: Node) -> tuple[Output, np.ndarray] | None:
+    """(the other operand, the constant) of a binary node with one Constant input."""
+    a, b = node.input_values()
+    if isinstance(b.node, Constant) and not isinstance(a.node, Constant):
+        return a, b.node.get_value()
+    if isinstance(a.node, Constant) and not isinstance(b.node, Constant):
+        return b, a.node.get_value()
+    return None
+
+
+def _only_reader(node: Node) -> Node | None:
+    targets = node.output(0).get_target_inputs()
+    return next(iter(targets)).get_node() if node.get_output_size() == 1 and len(targets) == 1 else None
+
+
+def _keeps_shape(y: Output, *constants: np.ndarray) -> bool:
+    """Whether ``y`` combined with each constant keeps ``y``'s (static) shape: no broadcasting to more."""
+    shape = y.partial_shape
+    if not shape.is_static:
+        return False
+    dims = tuple(int(d) for d in shape.to_shape())
+    try:
+        return all(np.broadcast_shapes(dims, np.shape(c)) == dims for c in constants)
+    except ValueError:
+        return False
+
+
+def _float(node: Node) -> bool:
+    return node.get_output_element_type(0).get_type_name() in _FLOATS
+
+
+def _const(value: np.ndarray, like: Output) -> Constant:
+    return Constant(np.asarray(value, dtype=like.element_type.to_dtype()))
+
+
+def _per_out_channel(c: np.ndarray, rank: int, channels: int) -> np.ndarray | None:
+    """``c`` as ``[channels]`` when it is a scalar or a ``[1, C|1, 1, ...]`` constant (at most ``rank`` dims)."""
+    c = np.asarray(c)
+    if c.ndim > rank or any(d != 1 for i, d in enumerate(c.shape[::-1]) if i != rank - 2):
+        return None  # a dim other than the channel axis (counted from the right) is not 1
+    flat = c.reshape(-1)
+    if flat.size not in (1, channels):
+        return None
+    return np.broadcast_to(flat, (channels,))
+
+
+class LinearFolding(InPlacePass):
+    """Fold constant scales and shifts (see the module docstring).
+
+    >>> LinearFolding()(model).modified
+    True
+    """
+
+    def call(self, model: Model) -> PassResult:
+        modified = False
+        for _ in range(_MAX_ROUNDS):
+            changed = False
+            for node in model.get_ordered_ops():
+                if node.get_output_size() == 1 and node.output(0).get_target_inputs() and _float(node):
+                    changed |= self._rewrite(node)
+            modified |= changed
+            if not changed:
+                break
+        return PassResult(model, modified)
+
+    def _rewrite(self, node: Node) -> bool:
+        if node.type_name == "BatchNormInference":
+            return _decompose_batch_norm(node)
+        if node.type_name not in ("Multiply", "Add"):
+            return False
+        found = _constant_operand(node)
+        if found is None:
+            return False
+        y, c = found
+        inner = y.node
+        if inner.get_output_size() != 1 or _only_reader(inner) is not node:
+            return False
+        if node.type_name == "Multiply" and inner.type_name in _CONVOLUTIONS:
+            return _scale_convolution(node, inner, c)
+        if inner.type_name not in ("Multiply", "Add") or not _float(inner):
+            return False
+        inner_found = _constant_operand(inner)
+        if inner_found is None:
+            return False
+        x, c1 = inner_found
+        if not _keeps_shape(x, c1, c) or not _keeps_shape(y, c):
+            return False
+        if node.type_name == inner.type_name:  # (x * c1) * c, (x + c1) + c: one constant
+            folded = c1 * c if node.type_name == "Multiply" else c1 + c
+            new = (Multiply if node.type_name == "Multiply" else Add)(x, _const(folded, x), name=node.friendly_name)
+        elif node.type_name == "Multiply":  # (x + c1) * c = x * c + c1 * c: the scale moves towards its producer
+            scaled = Multiply(x, _const(c, x), name=f"{inner.friendly_name}/scaled")
+            new = Add(scaled, _const(c1 * c, x), name=node.friendly_name)
+        else:
+            return False  # (x * c1) + c is already in order
+        replace_output_update_name(node.output(0), new.output(0))
+        node.detach()
+        inner.detach()
+        return True
+
+
+def _decompose_batch_norm(bn: Node) -> bool:
+    params = [bn.const_input(i) for i in range(1, 5)]
+    x = bn.input_value(0)
+    rank = x.partial_shape.rank
+    if any(p is None for p in params) or rank.is_dynamic or rank.get_length() < 2:
+        return False
+    gamma, beta, mean, var = (np.asarray(p, np.float64).reshape(-1) for p in params)
+    scale = gamma / np.sqrt(var + float(bn.epsilon))  # type: ignore[attr-defined]
+    shape = [1, -1] + [1] * (rank.get_length() - 2)
+    scaled = Multiply(x, _const(scale.reshape(shape), x), name=f"{bn.friendly_name}/scale")
+    shifted = Add(scaled, _const((beta - mean * scale).reshape(shape), x), name=bn.friendly_name)
+    replace_output_update_name(bn.output(0), shifted.output(0))
+    bn.detach()
+    return True
+
+
+def _scale_convolution(mul: Node, conv: Node, c: np.ndarray) -> bool:
+    w = conv.const_input(1)
+    out = conv.output(0)
+    rank = out.partial_shape.rank
+    if w is None or rank.is_dynamic or not np.issubdtype(np.asarray(w).dtype, np.floating):
+        return False
+    grouped = conv.type_name == "GroupConvolution"
+    channels = w.shape[0] * w.shape[1] if grouped else w.shape[0]
+    scale = _per_out_channel(c, rank.get_length(), channels)
+    if scale is None or not _keeps_shape(out, c):
+        return False
+    if grouped:  # [G, Cout/G, Cin/G, k...]: output channel g * Cout/G + o
+        factor = scale.reshape(w.shape[0], w.shape[1], *[1] * (w.ndim - 2))
+    else:
+        factor = scale.reshape(-1, *[1] * (w.ndim - 1))
+    weights = Constant(np.asarray(w * factor, dtype=w.dtype))
+    new = conv.clone_with_new_inputs([conv.input_value(0), weights.output(0)])
+    new.set_friendly_name(mul.friendly_name)
+    replace_output_update_name(mul.output(0), new.output(0))
+    mul.detach()
+    conv.detach()
+    return True
