@@ -124,3 +124,25 @@ def test_a_scale_read_elsewhere_is_not_folded():
         return ops.add(ops.multiply(y, f32(0.5)), y)  # the convolution's output is read twice
 
     check(model_of(build), LinearFolding, modified=False)
+
+
+@pytest.mark.parametrize("spatial", [1, 2])
+@pytest.mark.parametrize("act", ["hswish", "relu"])
+def test_a_scale_and_shift_after_the_activation_are_a_post_op(spatial, act):
+    # PP-LCNet's learnable affine block after the activation, before a padded convolution (it cannot fold into
+    # that one): the first convolution takes it as its last post-op, ``y * a + b``
+    x = ops.parameter([1, 4, *[9] * spatial], ov.Type.f32, name="x")
+    k = [3] * spatial
+    y = ops.convolution(x, f32(RNG.standard_normal((6, 4, *k))), [1] * spatial, [1] * spatial, [1] * spatial,
+                        [1] * spatial)
+    y = getattr(ops, act)(ops.add(y, f32(RNG.standard_normal((1, 6, *[1] * spatial)))))
+    y = ops.add(ops.multiply(y, f32([0.6])), f32([-0.25]))
+    out = ops.convolution(y, f32(RNG.standard_normal((3, 6, *k))), [1] * spatial, [1] * spatial, [1] * spatial,
+                          [1] * spatial)
+    model = ov.Model([out], [x])
+    data = RNG.standard_normal([1, 4, *[9] * spatial]).astype(np.float32)
+    want = run_reference(model, [data])[0]
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    fused = [n.post_ops for n in compiled._impl.model.get_ordered_ops() if n.type_name == "FusedConvolution"]
+    assert fused == [f"bias,{act},scale,shift"]
+    np.testing.assert_allclose(compiled({0: data})[0], want, rtol=1e-4, atol=1e-4)

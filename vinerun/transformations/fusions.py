@@ -26,7 +26,8 @@ _FLOATS = frozenset({"f32", "f16", "bf16", "f64"})
 class ChainStep:
     """One fused op after the convolution.
 
-    ``kind`` is "bias", "activation" or "sum"; ``position`` is the input of ``node`` the running value feeds;
+    ``kind`` is "bias", "activation", "sum", "scale" or "shift" (a scalar Multiply / Add closing the chain);
+    ``position`` is the input of ``node`` the running value feeds;
     ``operand`` is its other input (the bias, the residual, Swish's beta), if any.
     """
 
@@ -84,6 +85,23 @@ def _add_step(cur: Node, add: Node, rank: int, et: str) -> ChainStep | None:
     return None
 
 
+def _scalar_operand(step: ChainStep) -> bool:
+    return step.operand is not None and isinstance(step.operand.node, Constant) \
+        and step.operand.node.get_value().size == 1
+
+
+def _scale_step(cur: Node, mul: Node, et: str) -> ChainStep | None:
+    """``mul`` as a scale step: the running value times a scalar Constant of its element type."""
+    ins = mul.input_values()
+    position = 0 if ins[0].node is cur else 1
+    other = ins[1 - position]
+    if other.node is cur or mul.get_output_element_type(0).get_type_name() != et:
+        return None
+    step = ChainStep(mul, "scale", position, other)
+    ok = _scalar_operand(step) and other.element_type.get_type_name() == et
+    return step if ok and mul.get_output_partial_shape(0) == cur.get_output_partial_shape(0) else None
+
+
 def _activation_step(node: Node) -> ChainStep | None:
     if node.get_input_size() == 1:
         return ChainStep(node, "activation")
@@ -102,7 +120,9 @@ def match_chain(conv: Node) -> ConvChain | None:
     if et not in _FLOATS or rank.is_dynamic:
         return None
     chain = ConvChain(conv)
-    allowed = ["bias", "activation", "sum", "activation"]  # the order links may come in
+    # the order links may come in; a scalar scale and shift close the chain (``y * a + b``: PaddlePaddle's
+    # learnable affine block after an activation), one linear post-op
+    allowed = ["bias", "activation", "sum", "activation", "scale", "shift"]
     cur = conv
     while allowed:
         nxt = _sole_consumer(cur)
@@ -111,6 +131,10 @@ def match_chain(conv: Node) -> ConvChain | None:
         step: ChainStep | None = None
         if nxt.type_name == "Add":
             step = _add_step(cur, nxt, rank.get_length(), et)
+            if step is not None and step.kind == "bias" and "bias" not in allowed and _scalar_operand(step):
+                step.kind = "shift"
+        elif nxt.type_name == "Multiply":
+            step = _scale_step(cur, nxt, et)
         elif nxt.type_name in ACTIVATIONS and nxt.input_value(0).node is cur:
             step = _activation_step(nxt)
         if step is None or step.kind not in allowed:

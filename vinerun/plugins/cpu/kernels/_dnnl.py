@@ -34,8 +34,8 @@ ARG_POST_OP_DW = 16384  # DNNL_ARG_ATTR_POST_OP_DW: or-ed with ARG_WEIGHTS / ARG
 _Q_EXEC_ARG_MD = 255
 _ALLOCATE = ctypes.c_void_p(-1 & 0xFFFFFFFFFFFFFFFF)
 #: eltwise algorithm kinds (dnnl_alg_kind_t)
-ELTWISE = {"relu": 0x20, "tanh": 0x21, "elu": 0x22, "soft_relu": 0x27, "logistic": 0x29, "gelu_tanh": 0x2B,
-           "swish": 0x2C, "clip": 0x2E, "gelu_erf": 0x31, "mish": 0x33, "hardswish": 0x34}
+ELTWISE = {"relu": 0x20, "tanh": 0x21, "elu": 0x22, "linear": 0x26, "soft_relu": 0x27, "logistic": 0x29,
+           "gelu_tanh": 0x2B, "swish": 0x2C, "clip": 0x2E, "gelu_erf": 0x31, "mish": 0x33, "hardswish": 0x34}
 
 Dims = ctypes.c_int64 * 12
 

@@ -72,6 +72,11 @@ def conv_post_ops(parts: Any) -> list[tuple] | None:
         if op is None:
             return None
         post_ops.append(op)
+    if getattr(parts, "has_linear", False):
+        linear = parts.linear()
+        if linear is None:
+            return None  # operands that are not constants: the PyTorch path reads them per call
+        post_ops.append(("eltwise", ELTWISE["linear"], *linear))
     return post_ops
 
 

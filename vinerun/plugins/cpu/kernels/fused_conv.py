@@ -88,8 +88,15 @@ class _Parts:
         self.sum_index: int | None = None
         self.post: Node | None = None
         self.beta: dict[int, np.ndarray | None] = {}
+        #: input indices of a trailing scalar scale and shift (``y * a + b``), and their values when constant
+        self.scale_index: int | None = None
+        self.shift_index: int | None = None
         for s in getattr(node, "steps", ()):
-            if s.kind == "bias":
+            if s.kind == "scale":
+                self.scale_index = s.input_index
+            elif s.kind == "shift":
+                self.shift_index = s.input_index
+            elif s.kind == "bias":
                 self.bias_index = s.input_index
             elif s.kind == "sum":
                 self.sum_index = s.input_index
@@ -100,8 +107,37 @@ class _Parts:
             if s.kind == "activation" and s.input_index is not None:
                 self.beta[id(s.node)] = node.const_input(s.input_index)
 
+        self._node = node
+
     def act(self, which: Node | None) -> Act | None:
         return None if which is None else _act_fn(which, self.beta.get(id(which)))
+
+    @property
+    def has_linear(self) -> bool:
+        return self.scale_index is not None or self.shift_index is not None
+
+    def linear(self) -> tuple[float, float] | None:
+        """(a, b) of the trailing ``y * a + b`` when its operands are constants, else None."""
+        a, b = 1.0, 0.0
+        for index, is_scale in ((self.scale_index, True), (self.shift_index, False)):
+            if index is None:
+                continue
+            value = self._node.const_input(index)
+            if value is None:
+                return None
+            if is_scale:
+                a = float(np.asarray(value, np.float64).reshape(()))
+            else:
+                b = float(np.asarray(value, np.float64).reshape(()))
+        return a, b
+
+    def apply_linear(self, y: torch.Tensor, inputs: list) -> torch.Tensor:
+        """``y * a + b`` from the call's operands (the PyTorch paths)."""
+        if self.scale_index is not None:
+            y = y.mul_(float(np.asarray(inputs[self.scale_index]).reshape(())))
+        if self.shift_index is not None:
+            y = y.add_(float(np.asarray(inputs[self.shift_index]).reshape(())))
+        return y
 
 
 class _PackedWeights:
@@ -162,6 +198,7 @@ def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
     post_fn = parts.act(parts.post)
     keep_cl = keeps_channels_last(node)
     s_index = parts.sum_index
+    linear = parts.has_linear
     binary = s_index is not None and parts.pre is None and (parts.post is None or parts.post.type_name == "Relu")
     conv = _MKLDNN._convolution_pointwise
     cl = torch.channels_last
@@ -175,7 +212,7 @@ def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
         def run_binary(inputs: list) -> list:
             other = strided_torch(inputs[s_index]).contiguous(memory_format=cl)
             y = conv(strided_torch(inputs[0]), other, packed.get(), bias, *geometry, "add", 1.0, unary, [], "")
-            return finish(y)
+            return finish(parts.apply_linear(y, inputs) if linear else y)
 
         return Kernel(run_binary, "onednn_conv2d_sum")
     attr, scalars, algo = pre if pre is not None else ("none", [], "")
@@ -188,7 +225,7 @@ def _onednn_kernel(node: Any, parts: _Parts) -> Kernel | None:
             y = y.add_(strided_torch(inputs[s_index]))
         if post_fn is not None:
             y = post_fn(y)
-        return finish(y)
+        return finish(parts.apply_linear(y, inputs) if linear else y)
 
     return Kernel(run, "onednn_conv2d")
 
@@ -223,6 +260,8 @@ def _aten_kernel(node: Any, parts: _Parts) -> Kernel:
             y = y.add_(to_torch(inputs[s_index]))
         if post_fn is not None:
             y = post_fn(y)
+        if parts.has_linear:
+            y = parts.apply_linear(y, inputs)
         return [to_numpy(y.contiguous())]
 
     return Kernel(run, f"aten_conv{n}d_fused")
@@ -238,7 +277,7 @@ def fused_convolution(node: Node) -> Kernel | None:
 
 def _conv1d_kernel(node: Any, parts: _Parts) -> Kernel | None:
     """The im2col matrix-product path of :mod:`.conv1d` (1-D, f32, constant filters and bias)."""
-    if spatial_count(node) != 1:
+    if spatial_count(node) != 1 or parts.has_linear:  # the matrix-product path has no linear epilogue
         return None
     bias = None
     if parts.bias_index is not None:
