@@ -335,3 +335,26 @@ def test_gather_from_a_constant_table_reads_it_in_place(monkeypatch):
     np.testing.assert_array_equal(request.infer([picked])[0], table[picked])
     out_of_range = np.array([[0, 50, 1], [1, 2, 3]], np.int64)  # the reference's rule: zeros there
     np.testing.assert_array_equal(request.infer([out_of_range])[0][0, 1], np.zeros(8, np.float32))
+
+
+@pytest.mark.parametrize("source", ["parameter", "convolution"])
+@pytest.mark.parametrize(("attrs", "grouped"), [
+    ({"strides": [2, 2], "pads_begin": [0, 0], "pads_end": [0, 0]}, False),
+    ({"strides": [2, 2], "pads_begin": [1, 0], "pads_end": [0, 1], "output_padding": [1, 1]}, False),
+    ({"strides": [1, 1], "pads_begin": [1, 1], "pads_end": [1, 1], "dilations": [2, 1]}, True),
+])
+def test_transposed_convolution_on_channels_last_data(source, attrs, grouped):
+    # 2-D transposed convolutions run ATen on channels-last data (its oneDNN deconvolution): the same values
+    # whether the data arrives NCHW (a model input) or channels-last (a convolution's output)
+    from vinerun.ops.conv_backprop import ConvolutionBackpropData, GroupConvolutionBackpropData
+
+    x = Parameter(Type.f32, [1, 4, 7, 6])
+    data = x if source == "parameter" else Relu(Convolution(x, Constant(rand([4, 4, 3, 3])), strides=[1, 1],
+                                                            dilations=[1, 1], pads_begin=[1, 1], pads_end=[1, 1]))
+    geometry = {"dilations": [1, 1], **attrs}
+    if grouped:
+        node = GroupConvolutionBackpropData(data, Constant(rand([2, 2, 3, 3, 3])), **geometry)
+    else:
+        node = ConvolutionBackpropData(data, Constant(rand([4, 5, 3, 3])), **geometry)
+    steps = compile_and_check([Relu(node)], [x], [rand([1, 4, 7, 6])], rtol=1e-4, atol=1e-4)
+    assert exec_types(steps)[node.type_name] == "aten_conv_transpose2d"
