@@ -3,7 +3,8 @@
 ``MODELS`` maps a name to a :class:`ModelSpec`: ``resnet50`` (``models.py``), ``mobilenetv2`` (a
 MobileNetV2-style depthwise CNN built here; ``mobilenetv2-tf`` the same with TensorFlow-style explicit Pad
 nodes), ``bert-hf-eager`` / ``bert-hf-sdpa`` (a BERT encoder from the transformers package, exported with
-dynamic axes; ``bert-hf-sdpa-ir`` the same converted and saved by openvino), ``ppocr-det`` / ``-rec`` /
+dynamic axes; ``bert-hf-sdpa-ir`` the same converted and saved by openvino), ``gpt2-hf-eager`` / ``-sdpa`` (a
+small GPT-2 from transformers over a whole sequence, no KV cache), ``ppocr-det`` / ``-rec`` /
 ``-cls`` (PaddleOCR's exports shipped in the rapidocr-onnxruntime package), ``bert`` (a BERT-style
 encoder: 6 layers, hidden 384, 12 heads, FFN 1536, seq 128, from ``vinerun.models.transformer``) and
 ``silero-vad`` (the PyPI package's ``silero_vad_op18_ifless.onnx``, one 16 kHz step per call with the LSTM
@@ -134,7 +135,7 @@ def hf_bert_file(attention: str, ir: bool = False) -> Callable[[str], str]:
     def build(folder: str) -> str:
         onnx_path = os.path.join(folder, f"bert_hf_{attention}.onnx")
         if not os.path.exists(onnx_path):
-            _export_hf_bert(onnx_path, attention)
+            _export_hf(onnx_path, attention)
         if not ir:
             return onnx_path
         xml = os.path.join(folder, f"bert_hf_{attention}_ov.xml")
@@ -146,33 +147,40 @@ def hf_bert_file(attention: str, ir: bool = False) -> Callable[[str], str]:
     return build
 
 
-def _export_hf_bert(path: str, attention: str) -> None:
+def _export_hf(path: str, attention: str, gpt2: bool = False) -> None:
     try:
         import torch
         import transformers
     except ImportError as exc:
-        raise RuntimeError("bert-hf: install the PyPI package 'transformers' (the model is built from its "
-                           "BertConfig with random weights)") from exc
-    config = transformers.BertConfig(attn_implementation=attention, hidden_size=384, num_hidden_layers=6,
-                                     num_attention_heads=12, intermediate_size=1536)
+        raise RuntimeError("bert-hf / gpt2-hf: install the PyPI package 'transformers' (the model is built from "
+                           "its config with random weights)") from exc
     torch.manual_seed(0)
-    bert = transformers.BertModel(config, add_pooling_layer=False).eval()
+    if gpt2:
+        config = transformers.GPT2Config(attn_implementation=attention, n_layer=4, n_embd=256, n_head=4,
+                                         vocab_size=8000)
+        net = transformers.GPT2LMHeadModel(config).eval()
+    else:
+        config = transformers.BertConfig(attn_implementation=attention, hidden_size=384, num_hidden_layers=6,
+                                         num_attention_heads=12, intermediate_size=1536)
+        net = transformers.BertModel(config, add_pooling_layer=False).eval()
+    output = "logits" if gpt2 else "last_hidden_state"
 
-    class Encoder(torch.nn.Module):
+    class Exported(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.bert = bert
+            self.net = net
 
         def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            extra = {"use_cache": False} if gpt2 else {}
+            return getattr(self.net(input_ids=input_ids, attention_mask=attention_mask, **extra), output)
 
     ids = torch.ones(1, 128, dtype=torch.int64)
     axes = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
-            "last_hidden_state": {0: "batch", 1: "sequence"}}
+            output: {0: "batch", 1: "sequence"}}
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with torch.no_grad():
-        torch.onnx.export(Encoder(), (ids, torch.ones_like(ids)), path, input_names=["input_ids", "attention_mask"],
-                          output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
+        torch.onnx.export(Exported(), (ids, torch.ones_like(ids)), path, input_names=["input_ids", "attention_mask"],
+                          output_names=[output], dynamic_axes=axes, opset_version=17, dynamo=False)
 
 
 def rapidocr_file(file: str) -> Callable[[str], str]:
@@ -191,11 +199,29 @@ def ocr_inputs(height: int, width: int) -> Callable[[], dict[str, np.ndarray]]:
     return lambda: {"x": rng(1).standard_normal((1, 3, height, width)).astype(np.float32)}
 
 
+def hf_gpt2_file(attention: str) -> Callable[[str], str]:
+    """A builder of a GPT-2 language model from the ``transformers`` package (from a config, random weights:
+    4 layers, width 256, 4 heads, vocabulary 8000), exported over a whole sequence (no KV cache) with dynamic
+    batch and sequence axes; ``attention`` as in :func:`hf_bert_file`."""
+    def build(folder: str) -> str:
+        path = os.path.join(folder, f"gpt2_hf_{attention}.onnx")
+        if not os.path.exists(path):
+            _export_hf(path, attention, gpt2=True)
+        return path
+    return build
+
+
 def token_inputs() -> dict[str, np.ndarray]:
     """128 tokens of which the last 28 are padding (masked)."""
     mask = np.ones((1, 128), np.int64)
     mask[0, 100:] = 0
     return {"input_ids": rng(1).integers(0, 30522, (1, 128)).astype(np.int64), "attention_mask": mask}
+
+
+def gpt2_inputs() -> dict[str, np.ndarray]:
+    """64 tokens of a vocabulary of 8000, none masked."""
+    ids = rng(1).integers(0, 8000, (1, 64)).astype(np.int64)
+    return {"input_ids": ids, "attention_mask": np.ones((1, 64), np.int64)}
 
 
 def image_inputs(image: int = 224) -> dict[str, np.ndarray]:
@@ -223,6 +249,8 @@ MODELS: dict[str, ModelSpec] = {
     "bert-hf-eager": ModelSpec("bert-hf-eager", hf_bert_file("eager"), token_inputs),
     "bert-hf-sdpa": ModelSpec("bert-hf-sdpa", hf_bert_file("sdpa"), token_inputs),
     "bert-hf-sdpa-ir": ModelSpec("bert-hf-sdpa-ir", hf_bert_file("sdpa", ir=True), token_inputs),
+    "gpt2-hf-eager": ModelSpec("gpt2-hf-eager", hf_gpt2_file("eager"), gpt2_inputs),
+    "gpt2-hf-sdpa": ModelSpec("gpt2-hf-sdpa", hf_gpt2_file("sdpa"), gpt2_inputs),
     "ppocr-det": ModelSpec("ppocr-det", rapidocr_file("ch_PP-OCRv4_det_infer.onnx"), ocr_inputs(640, 640)),
     "ppocr-rec": ModelSpec("ppocr-rec", rapidocr_file("ch_PP-OCRv4_rec_infer.onnx"), ocr_inputs(48, 320)),
     "ppocr-cls": ModelSpec("ppocr-cls", rapidocr_file("ch_ppocr_mobile_v2.0_cls_infer.onnx"), ocr_inputs(48, 192)),

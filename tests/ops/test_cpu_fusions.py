@@ -523,6 +523,33 @@ def test_erf_gelu_wrong_constant_not_fused():
     assert not GeluFusion()(erf_gelu_graph("half_first", sqrt2=1.3)).modified
 
 
+def tanh_gelu_graph(cube: str, k: float = 0.044715):
+    """x -> 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + k * x**3))): GPT-2's "gelu_new" as torch exports it."""
+    from vinerun.ops.activations import Tanh
+    from vinerun.ops.arithmetic import Multiply, Power
+
+    x = Parameter(np.float32, [2, 9], name="x")
+    c = lambda v: Constant(np.array(v, np.float32))  # noqa: E731
+    x3 = Power(x, c(3.0)) if cube == "pow" else Multiply(x, Multiply(x, x))
+    inner = Add(x, Multiply(x3, c(k)))
+    y = Multiply(Multiply(x, c(0.5)), Add(c(1.0), Tanh(Multiply(inner, c(np.sqrt(2 / np.pi))))))
+    return Model([Result(y)], [x], "gelu_new")
+
+
+@pytest.mark.parametrize("cube", ["pow", "mul"])
+def test_tanh_gelu_fused(cube):
+    from vinerun.transformations.gelu_fusion import GeluFusion
+
+    model = tanh_gelu_graph(cube)
+    x = rand([2, 9]) * 3
+    want = run_reference(model, [x])[0]
+    assert GeluFusion()(model).modified
+    ops_left = [n for n in model.get_ordered_ops() if n.type_name not in ("Parameter", "Result")]
+    assert [n.type_name for n in ops_left] == ["Gelu"] and ops_left[0].approximation_mode.upper() == "TANH"
+    np.testing.assert_allclose(run_reference(model, [x])[0], want, rtol=1e-5, atol=1e-5)
+    assert not GeluFusion()(tanh_gelu_graph(cube, k=0.05)).modified
+
+
 def test_matmul_bias_erf_gelu_becomes_one_node():
     """The BERT feed-forward spelling: MatMul + bias + erf-form GELU compile into one FusedMatMul."""
     from vinerun.ops.arithmetic import Divide, Multiply

@@ -160,6 +160,16 @@ def test_attention_nan_guard_fuses_and_zeros_rows_the_mask_removes(mask, merge):
     assert np.isfinite(y).all()
 
 
+def test_attention_with_a_cast_after_the_softmax_fuses():
+    # transformers' eager attention casts the probabilities to v's type: a Convert that does nothing in f32
+    model = attention_graph(mask="row")
+    softmax = next(n for n in model.get_ordered_ops() if n.type_name == "Softmax")
+    ctx = next(iter(softmax.output(0).get_target_inputs()))
+    ctx.replace_source_output(ops.convert(softmax, "f32").output(0))
+    compiled = check_against_reference(model, attention_inputs(model))
+    assert runtime_types(compiled) == ["FusedAttention"]
+
+
 def test_attention_without_head_split_or_merge():
     model = attention_graph(split=False, merge=False, mask="full")
     compiled = check_against_reference(model, attention_inputs(model))

@@ -183,8 +183,8 @@ def match_attention(softmax: Node) -> AttentionMatch | None:
         return None
     qk, scale, mask, between = found
     if mask is not None and (mask.element_type.get_type_name() != et or mask.partial_shape.rank.is_dynamic
-                             or mask.partial_shape.rank.get_length() > 4):
-        return None
+                             or not 2 <= mask.partial_shape.rank.get_length() <= 4):
+        return None  # (a scalar or 1-D "mask" the kernels do not take: a score_mod's constant, say)
     nodes: list[Node] = []
     # a scale on q and/or on k^T instead of on the scores (how torch exports scaled_dot_product_attention)
     q, q_scale = _scaled(qk.input_value(0), qk)

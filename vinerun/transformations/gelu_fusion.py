@@ -1,4 +1,5 @@
-"""GELU fusion: the erf form ``x * 0.5 * (1 + erf(x / sqrt(2)))`` (as ONNX exporters write it) becomes one Gelu.
+"""GELU fusion: the erf form ``x * 0.5 * (1 + erf(x / sqrt(2)))`` (as ONNX exporters write it) and the tanh form
+``x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x**3)))`` (GPT-2's "gelu_new") become one Gelu.
 
 Matched shapes: ``Erf(Div(x, sqrt2))`` or ``Erf(Mul(x, 1/sqrt2))``, then ``Add(., 1)``, then either
 ``Mul(Mul(x, 0.5), .)`` or ``Mul(Mul(x, .), 0.5)`` (operands in either order, every intermediate value read only
@@ -35,10 +36,8 @@ def _split(node: Node, want: float) -> Output | None:
     return None
 
 
-def match_gelu(erf: Node) -> tuple[Output, Node, list[Node]] | None:
-    """(x, the node whose output is the GELU, the nodes it replaces) for an Erf at the heart of one, else None."""
-    if erf.type_name != "Erf":
-        return None
+def _erf_heart(erf: Node) -> tuple[Output, list[Node]] | None:
+    """(x, [the scaling, the Erf]) for ``Erf(x / sqrt(2))`` or ``Erf(x * (1/sqrt(2)))``."""
     scaled = erf.input_value(0).node
     if scaled.type_name == "Divide":
         x = scaled.input_value(0) if _scalar(scaled.input_value(1), math.sqrt(2)) else None
@@ -48,7 +47,51 @@ def match_gelu(erf: Node) -> tuple[Output, Node, list[Node]] | None:
         return None
     if x is None or _sole_consumer(scaled) is not erf:
         return None
-    add = _sole_consumer(erf)
+    return x, [scaled, erf]
+
+
+def _cube_of(out: Output) -> Output | None:
+    """x when ``out`` is ``x ** 3`` (Power by 3, or ``x * (x * x)`` / ``(x * x) * x``)."""
+    node = out.node
+    if node.type_name == "Power":
+        return node.input_value(0) if _scalar(node.input_value(1), 3.0) else None
+    if node.type_name == "Multiply":
+        a, b = node.input_values()
+        for x, sq in ((a, b), (b, a)):
+            if sq.node.type_name == "Multiply" and list(sq.node.input_values()) == [x, x] \
+                    and _sole_consumer(sq.node) is node:
+                return x
+    return None
+
+
+def _tanh_heart(tanh: Node) -> tuple[Output, list[Node]] | None:
+    """(x, its nodes) for ``Tanh(sqrt(2/pi) * (x + 0.044715 * x**3))`` (GELU's tanh approximation, as
+    transformers' GPT-2 / BERT "gelu_new" export it)."""
+    scaled = tanh.input_value(0).node
+    inner = _split(scaled, math.sqrt(2 / math.pi)) if scaled.type_name == "Multiply" else None
+    if inner is None or _sole_consumer(scaled) is not tanh or inner.node.type_name != "Add" \
+            or _sole_consumer(inner.node) is not scaled:
+        return None
+    a, b = inner.node.input_values()
+    for x, cubic in ((a, b), (b, a)):
+        if cubic.node.type_name != "Multiply" or _sole_consumer(cubic.node) is not inner.node:
+            continue
+        cube = _split(cubic.node, 0.044715)
+        if cube is not None and _cube_of(cube) == x and _sole_consumer(cube.node) is cubic.node:
+            return x, [cube.node, cubic.node, inner.node, scaled, tanh]
+    return None
+
+
+def match_gelu(heart: Node) -> tuple[Output, Node, list[Node], str] | None:
+    """(x, the node whose output is the GELU, the nodes it replaces, approximation mode) for an Erf or a Tanh at
+    the heart of one, else None."""
+    found = _erf_heart(heart) if heart.type_name == "Erf" else _tanh_heart(heart) if heart.type_name == "Tanh" \
+        else None
+    if found is None:
+        return None
+    x, nodes = found
+    mode = "ERF" if heart.type_name == "Erf" else "TANH"
+    add = _sole_consumer(heart)
     if add is None or add.type_name != "Add" or _split(add, 1.0) is None:
         return None
     mul = _sole_consumer(add)
@@ -62,15 +105,16 @@ def match_gelu(erf: Node) -> tuple[Output, Node, list[Node]] | None:
         last = _sole_consumer(mul)
         if last is None or last.type_name != "Multiply" or _split(last, 0.5) is None:
             return None
-        return x, last, [scaled, erf, add, mul, last]
+        return x, last, [*nodes, add, mul, last], mode
     half = o.node  # Mul(Mul(x, 0.5), 1 + erf)
     if half.type_name != "Multiply" or _split(half, 0.5) != x or _sole_consumer(half) is not mul:
         return None
-    return x, mul, [scaled, erf, add, half, mul]
+    return x, mul, [*nodes, add, half, mul], mode
 
 
 class GeluFusion(InPlacePass):
-    """Replace each erf-form GELU subgraph with one ``Gelu`` (approximation_mode ERF).
+    """Replace each erf-form GELU subgraph with one ``Gelu`` (approximation_mode ERF), each tanh-form one with a
+    ``Gelu`` of approximation_mode TANH.
 
     >>> GeluFusion()(model).modified
     True
@@ -82,8 +126,8 @@ class GeluFusion(InPlacePass):
             found = match_gelu(node)
             if found is None:
                 continue
-            x, last, replaced = found
-            gelu = Gelu(x, name=last.friendly_name, approximation_mode="ERF")
+            x, last, replaced, mode = found
+            gelu = Gelu(x, name=last.friendly_name, approximation_mode=mode)
             replace_output_update_name(last.output(0), gelu.output(0))
             for n in replaced:
                 n.detach()

@@ -26,11 +26,13 @@ from vinerun.plugins.cpu.segment_planner import plan_segments
 
 
 def rewrite_patterns(model: Model) -> None:
-    """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: a constant Pad into the
+    """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: Converts that do nothing
+    out, a constant Pad into the
     convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
     too) folded together and into the convolution before them, a spatial ReduceMean into a global AvgPool,
     ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step LSTMSequence into LSTMCell."""
     from vinerun.transformations.hswish_fusion import HSwishFusion
+    from vinerun.transformations.identity_elimination import IdentityConvertElimination
     from vinerun.transformations.linear_folding import LinearFolding
     from vinerun.transformations.lstm_cell_fusion import LSTMCellFusion
     from vinerun.transformations.pad_fusion import PadFusion
@@ -38,6 +40,7 @@ def rewrite_patterns(model: Model) -> None:
     from vinerun.transformations.sequence_to_cell import LSTMSequenceToCell
     from vinerun.transformations.swish_fusion import SwishFusion
 
+    IdentityConvertElimination()(model)
     PadFusion()(model)
     HSwishFusion()(model)
     LinearFolding()(model)
