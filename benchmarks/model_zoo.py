@@ -4,7 +4,8 @@
 MobileNetV2-style depthwise CNN built here; ``mobilenetv2-tf`` the same with TensorFlow-style explicit Pad
 nodes), ``bert-hf-eager`` / ``bert-hf-sdpa`` (a BERT encoder from the transformers package, exported with
 dynamic axes; ``bert-hf-sdpa-ir`` the same converted and saved by openvino), ``gpt2-hf-eager`` / ``-sdpa`` (a
-small GPT-2 from transformers over a whole sequence, no KV cache), ``ppocr-det`` / ``-rec`` /
+small GPT-2 from transformers over a whole sequence, no KV cache), ``magika`` (the magika package's byte-level
+content-type classifier), ``ppocr-det`` / ``-rec`` /
 ``-cls`` (PaddleOCR's exports shipped in the rapidocr-onnxruntime package), ``bert`` (a BERT-style
 encoder: 6 layers, hidden 384, 12 heads, FFN 1536, seq 128, from ``vinerun.models.transformer``) and
 ``silero-vad`` (the PyPI package's ``silero_vad_op18_ifless.onnx``, one 16 kHz step per call with the LSTM
@@ -211,6 +212,21 @@ def hf_gpt2_file(attention: str) -> Callable[[str], str]:
     return build
 
 
+def magika_file(folder: str = "") -> str:
+    """The magika package's content-type classifier (a Keras model converted to ONNX: byte one-hot, 1-D
+    convolution written as 2-D over a width of 1, approximate GELU; its ``folder`` is unused)."""
+    try:
+        import magika
+    except ImportError as exc:
+        raise RuntimeError("magika: install the PyPI package 'magika', which ships its model.onnx") from exc
+    return os.path.join(os.path.dirname(magika.__file__), "models", "standard_v3_3", "model.onnx")
+
+
+def magika_inputs() -> dict[str, np.ndarray]:
+    """2048 byte values (0-255, 256 the padding token) of one file."""
+    return {"bytes": rng(1).integers(0, 257, (1, 2048)).astype(np.int32)}
+
+
 def token_inputs() -> dict[str, np.ndarray]:
     """128 tokens of which the last 28 are padding (masked)."""
     mask = np.ones((1, 128), np.int64)
@@ -251,6 +267,7 @@ MODELS: dict[str, ModelSpec] = {
     "bert-hf-sdpa-ir": ModelSpec("bert-hf-sdpa-ir", hf_bert_file("sdpa", ir=True), token_inputs),
     "gpt2-hf-eager": ModelSpec("gpt2-hf-eager", hf_gpt2_file("eager"), gpt2_inputs),
     "gpt2-hf-sdpa": ModelSpec("gpt2-hf-sdpa", hf_gpt2_file("sdpa"), gpt2_inputs),
+    "magika": ModelSpec("magika", magika_file, magika_inputs, bf16=False),
     "ppocr-det": ModelSpec("ppocr-det", rapidocr_file("ch_PP-OCRv4_det_infer.onnx"), ocr_inputs(640, 640)),
     "ppocr-rec": ModelSpec("ppocr-rec", rapidocr_file("ch_PP-OCRv4_rec_infer.onnx"), ocr_inputs(48, 320)),
     "ppocr-cls": ModelSpec("ppocr-cls", rapidocr_file("ch_ppocr_mobile_v2.0_cls_infer.onnx"), ocr_inputs(48, 192)),

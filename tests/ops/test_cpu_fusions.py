@@ -536,18 +536,32 @@ def tanh_gelu_graph(cube: str, k: float = 0.044715):
     return Model([Result(y)], [x], "gelu_new")
 
 
-@pytest.mark.parametrize("cube", ["pow", "mul"])
+def keras_gelu_graph():
+    """x * (0.5 * tanh(sqrt(2/pi) * (x + x * (x * (0.044715 * x)))) + 0.5): Keras' approximate GELU as tf2onnx
+    writes it (the magika classifier)."""
+    from vinerun.ops.activations import Tanh
+    from vinerun.ops.arithmetic import Multiply
+
+    x = Parameter(np.float32, [2, 9], name="x")
+    c = lambda v: Constant(np.array(v, np.float32))  # noqa: E731
+    cubic = Multiply(x, Multiply(x, Multiply(c(0.044715), x)))
+    t = Tanh(Multiply(c(np.sqrt(2 / np.pi)), Add(x, cubic)))
+    return Model([Result(Multiply(x, Add(Multiply(t, c(0.5)), c(0.5))))], [x], "keras_gelu")
+
+
+@pytest.mark.parametrize("cube", ["pow", "mul", "keras"])
 def test_tanh_gelu_fused(cube):
     from vinerun.transformations.gelu_fusion import GeluFusion
 
-    model = tanh_gelu_graph(cube)
+    model = keras_gelu_graph() if cube == "keras" else tanh_gelu_graph(cube)
     x = rand([2, 9]) * 3
     want = run_reference(model, [x])[0]
     assert GeluFusion()(model).modified
     ops_left = [n for n in model.get_ordered_ops() if n.type_name not in ("Parameter", "Result")]
     assert [n.type_name for n in ops_left] == ["Gelu"] and ops_left[0].approximation_mode.upper() == "TANH"
     np.testing.assert_allclose(run_reference(model, [x])[0], want, rtol=1e-5, atol=1e-5)
-    assert not GeluFusion()(tanh_gelu_graph(cube, k=0.05)).modified
+    if cube != "keras":
+        assert not GeluFusion()(tanh_gelu_graph(cube, k=0.05)).modified
 
 
 def test_matmul_bias_erf_gelu_becomes_one_node():

@@ -146,3 +146,20 @@ def test_a_scale_and_shift_after_the_activation_are_a_post_op(spatial, act):
     fused = [n.post_ops for n in compiled._impl.model.get_ordered_ops() if n.type_name == "FusedConvolution"]
     assert fused == [f"bias,{act},scale,shift"]
     np.testing.assert_allclose(compiled({0: data})[0], want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("group", [False, True])
+def test_a_convolution_over_a_width_of_one_runs_as_1d(group):
+    # [N, C, L, 1] with (k, 1) filters: how converters write a 1-D convolution (Keras, the magika classifier)
+    from vinerun.transformations.conv_squeeze import ConvWidthOneTo1D
+
+    x = ops.parameter([1, 4, 20, 1], ov.Type.f32, name="x")
+    if group:
+        y = ops.group_convolution(x, f32(RNG.standard_normal((4, 1, 1, 5, 1))), [2, 1], [2, 0], [1, 0], [1, 1])
+    else:
+        y = ops.convolution(x, f32(RNG.standard_normal((6, 4, 5, 1))), [1, 1], [2, 0], [2, 0], [2, 1])
+    m = check(ov.Model([ops.relu(y)], [x]), ConvWidthOneTo1D)
+    assert types(m) == ["Squeeze", "GroupConvolution" if group else "Convolution", "Unsqueeze", "Relu"]
+    padded_width = ov.Model([ops.convolution(x, f32(RNG.standard_normal((6, 4, 5, 1))), [1, 1], [2, 1], [2, 1],
+                                             [1, 1])], [x])
+    assert not ConvWidthOneTo1D()(padded_width).modified

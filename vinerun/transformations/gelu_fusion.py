@@ -50,23 +50,40 @@ def _erf_heart(erf: Node) -> tuple[Output, list[Node]] | None:
     return x, [scaled, erf]
 
 
-def _cube_of(out: Output) -> Output | None:
-    """x when ``out`` is ``x ** 3`` (Power by 3, or ``x * (x * x)`` / ``(x * x) * x``)."""
+def _monomial(out: Output, x: Output, nodes: list[Node], depth: int = 0) -> tuple[float, int] | None:
+    """(k, n) when ``out`` is ``k * x**n`` built of Multiply / Power nodes and scalar constants (each node read
+    only inside the tree; appended to ``nodes``), else None."""
+    if out == x:
+        return 1.0, 1
     node = out.node
-    if node.type_name == "Power":
-        return node.input_value(0) if _scalar(node.input_value(1), 3.0) else None
-    if node.type_name == "Multiply":
-        a, b = node.input_values()
-        for x, sq in ((a, b), (b, a)):
-            if sq.node.type_name == "Multiply" and list(sq.node.input_values()) == [x, x] \
-                    and _sole_consumer(sq.node) is node:
-                return x
-    return None
+    if depth > 4 or node.get_output_size() != 1 or len(node.output(0).get_target_inputs()) != 1:
+        return None
+    if node.type_name == "Power" and node.input_value(0) == x:
+        e = node.input_value(1)
+        if isinstance(e.node, Constant) and e.node.get_value().size == 1:
+            n = float(e.node.get_value().reshape(()))
+            if n.is_integer() and n > 0:
+                nodes.append(node)
+                return 1.0, int(n)
+        return None
+    if node.type_name != "Multiply":
+        return None
+    k, n = 1.0, 0
+    for operand in node.input_values():
+        if isinstance(operand.node, Constant) and operand.node.get_value().size == 1:
+            k *= float(operand.node.get_value().reshape(()))
+            continue
+        term = _monomial(operand, x, nodes, depth + 1)
+        if term is None:
+            return None
+        k, n = k * term[0], n + term[1]
+    nodes.append(node)
+    return k, n
 
 
 def _tanh_heart(tanh: Node) -> tuple[Output, list[Node]] | None:
     """(x, its nodes) for ``Tanh(sqrt(2/pi) * (x + 0.044715 * x**3))`` (GELU's tanh approximation, as
-    transformers' GPT-2 / BERT "gelu_new" export it)."""
+    transformers' GPT-2 "gelu_new" and Keras write it; ``x**3`` as a Power or any product of x's and constants)."""
     scaled = tanh.input_value(0).node
     inner = _split(scaled, math.sqrt(2 / math.pi)) if scaled.type_name == "Multiply" else None
     if inner is None or _sole_consumer(scaled) is not tanh or inner.node.type_name != "Add" \
@@ -74,12 +91,25 @@ def _tanh_heart(tanh: Node) -> tuple[Output, list[Node]] | None:
         return None
     a, b = inner.node.input_values()
     for x, cubic in ((a, b), (b, a)):
-        if cubic.node.type_name != "Multiply" or _sole_consumer(cubic.node) is not inner.node:
-            continue
-        cube = _split(cubic.node, 0.044715)
-        if cube is not None and _cube_of(cube) == x and _sole_consumer(cube.node) is cubic.node:
-            return x, [cube.node, cubic.node, inner.node, scaled, tanh]
+        nodes: list[Node] = []
+        term = _monomial(cubic, x, nodes)
+        if term is not None and term[1] == 3 and abs(term[0] - 0.044715) <= 1e-5 and cubic != x:
+            return x, [*nodes, inner.node, scaled, tanh]
     return None
+
+
+def _half_plus_half(heart: Node, x: Output) -> list[Node] | None:
+    """[Multiply, Add, Multiply] when ``heart``'s value t goes on as ``x * (t * 0.5 + 0.5)`` (Keras' spelling)."""
+    half = _sole_consumer(heart)
+    if half is None or half.type_name != "Multiply" or _split(half, 0.5) is None:
+        return None
+    add = _sole_consumer(half)
+    if add is None or add.type_name != "Add" or _split(add, 0.5) is None:
+        return None
+    last = _sole_consumer(add)
+    if last is None or last.type_name != "Multiply" or x not in last.input_values():
+        return None
+    return [half, add, last]
 
 
 def match_gelu(heart: Node) -> tuple[Output, Node, list[Node], str] | None:
@@ -91,6 +121,9 @@ def match_gelu(heart: Node) -> tuple[Output, Node, list[Node], str] | None:
         return None
     x, nodes = found
     mode = "ERF" if heart.type_name == "Erf" else "TANH"
+    half_form = _half_plus_half(heart, x)  # x * (0.5 * t + 0.5)
+    if half_form is not None:
+        return x, half_form[-1], [*nodes, *half_form], mode
     add = _sole_consumer(heart)
     if add is None or add.type_name != "Add" or _split(add, 1.0) is None:
         return None

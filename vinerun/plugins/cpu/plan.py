@@ -29,8 +29,10 @@ def rewrite_patterns(model: Model) -> None:
     """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: Converts that do nothing
     out, a constant Pad into the
     convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
-    too) folded together and into the convolution before them, a spatial ReduceMean into a global AvgPool,
+    too) folded together and into the convolution before them, a 2-D convolution over a width of 1 into a 1-D
+    one, a spatial ReduceMean into a global AvgPool,
     ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step LSTMSequence into LSTMCell."""
+    from vinerun.transformations.conv_squeeze import ConvWidthOneTo1D
     from vinerun.transformations.hswish_fusion import HSwishFusion
     from vinerun.transformations.identity_elimination import IdentityConvertElimination
     from vinerun.transformations.linear_folding import LinearFolding
@@ -44,6 +46,7 @@ def rewrite_patterns(model: Model) -> None:
     PadFusion()(model)
     HSwishFusion()(model)
     LinearFolding()(model)
+    ConvWidthOneTo1D()(model)
     ReduceMeanToPool()(model)
     SwishFusion()(model)
     LSTMCellFusion()(model)
