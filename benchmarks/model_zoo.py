@@ -19,6 +19,7 @@ openvino 2026.4 fails to convert: "Conversion is failed for: Conv-16, ReduceMean
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -116,15 +117,21 @@ def _resnet50(folder: str) -> str:
     return path if os.path.exists(path) else save_resnet50(path)
 
 
-def silero_vad_file(file: str) -> Callable[[str], str]:
-    """A builder that finds ``file`` among the silero-vad package's models (its ``folder`` is unused)."""
+def package_file(module: str, pypi: str, *parts: str) -> Callable[[str], str]:
+    """A builder that finds a model file a PyPI package ships (``parts`` under the package's folder; its
+    ``folder`` argument is unused), with an error that names the package to install."""
     def build(folder: str = "") -> str:
         try:
-            import silero_vad
+            package = importlib.import_module(module)
         except ImportError as exc:
-            raise RuntimeError(f"silero-vad: install the PyPI package 'silero-vad', which ships {file}") from exc
-        return os.path.join(os.path.dirname(silero_vad.__file__), "data", file)
+            raise RuntimeError(f"install the PyPI package '{pypi}', which ships {parts[-1]}") from exc
+        return os.path.join(os.path.dirname(package.__file__), *parts)
     return build
+
+
+def silero_vad_file(file: str) -> Callable[[str], str]:
+    """A builder that finds ``file`` among the silero-vad package's models."""
+    return package_file("silero_vad", "silero-vad", "data", file)
 
 
 def hf_bert_file(attention: str, ir: bool = False) -> Callable[[str], str]:
@@ -186,14 +193,8 @@ def _export_hf(path: str, attention: str, gpt2: bool = False) -> None:
 
 def rapidocr_file(file: str) -> Callable[[str], str]:
     """A builder that finds ``file`` among the rapidocr-onnxruntime package's PaddleOCR exports (dynamic height,
-    width and batch; its ``folder`` is unused)."""
-    def build(folder: str = "") -> str:
-        try:
-            import rapidocr_onnxruntime
-        except ImportError as exc:
-            raise RuntimeError(f"ppocr: install the PyPI package 'rapidocr-onnxruntime', which ships {file}") from exc
-        return os.path.join(os.path.dirname(rapidocr_onnxruntime.__file__), "models", file)
-    return build
+    width and batch)."""
+    return package_file("rapidocr_onnxruntime", "rapidocr-onnxruntime", "models", file)
 
 
 def ocr_inputs(height: int, width: int) -> Callable[[], dict[str, np.ndarray]]:
@@ -212,14 +213,9 @@ def hf_gpt2_file(attention: str) -> Callable[[str], str]:
     return build
 
 
-def magika_file(folder: str = "") -> str:
-    """The magika package's content-type classifier (a Keras model converted to ONNX: byte one-hot, 1-D
-    convolution written as 2-D over a width of 1, approximate GELU; its ``folder`` is unused)."""
-    try:
-        import magika
-    except ImportError as exc:
-        raise RuntimeError("magika: install the PyPI package 'magika', which ships its model.onnx") from exc
-    return os.path.join(os.path.dirname(magika.__file__), "models", "standard_v3_3", "model.onnx")
+#: the magika package's content-type classifier (a Keras model converted to ONNX: byte one-hot, a 1-D
+#: convolution written as 2-D over a width of 1, approximate GELU)
+magika_file = package_file("magika", "magika", "models", "standard_v3_3", "model.onnx")
 
 
 def magika_inputs() -> dict[str, np.ndarray]:
