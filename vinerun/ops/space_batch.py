@@ -36,10 +36,17 @@ class _BlockBatch(Node):
             raise ValidationError("paddings and crops must be non-negative")
         return block, begin, end
 
-    def _unknown_shape(self) -> PartialShape:
-        """The output shape when the block or the paddings are not constants: only the rank is known."""
-        r = rank_of(self.get_input_partial_shape(0))
-        return PartialShape.dynamic() if r is None else PartialShape.dynamic(r)
+    def infer(self) -> list:
+        block, begin, end = self._consts()
+        ps, et = self.get_input_partial_shape(0), self.get_input_element_type(0)
+        r = rank_of(ps)
+        if block is None or begin is None or end is None or r is None:  # only the rank is known
+            return [(et, PartialShape.dynamic() if r is None else PartialShape.dynamic(r))]
+        return [(et, PartialShape(self._dims(ps, block, begin, end)))]
+
+    def _dims(self, ps: PartialShape, block: list[int], begin: list[int], end: list[int]) -> list[Dimension]:
+        """The output dimensions for constant block and paddings (or crops)."""
+        raise NotImplementedError
 
 
 @register_op
@@ -49,11 +56,7 @@ class SpaceToBatch(_BlockBatch):
 
     type_name, version = "SpaceToBatch", "opset2"
 
-    def infer(self) -> list:
-        block, begin, end = self._consts()
-        ps, et = self.get_input_partial_shape(0), self.get_input_element_type(0)
-        if block is None or begin is None or end is None or rank_of(ps) is None:
-            return [(et, self._unknown_shape())]
+    def _dims(self, ps: PartialShape, block: list[int], begin: list[int], end: list[int]) -> list[Dimension]:
         dims = []
         for i, d in enumerate(ps):
             if i == 0:
@@ -66,7 +69,7 @@ class SpaceToBatch(_BlockBatch):
             if padded % block[i]:
                 raise ValidationError(f"padded dimension {i} ({padded}) is not divisible by block {block[i]}")
             dims.append(Dimension(padded // block[i]))
-        return [(et, PartialShape(dims))]
+        return dims
 
     def evaluate(self, inputs: list) -> list:
         x, block, begin, end = inputs
@@ -92,11 +95,7 @@ class BatchToSpace(_BlockBatch):
 
     type_name, version = "BatchToSpace", "opset2"
 
-    def infer(self) -> list:
-        block, begin, end = self._consts()
-        ps, et = self.get_input_partial_shape(0), self.get_input_element_type(0)
-        if block is None or begin is None or end is None or rank_of(ps) is None:
-            return [(et, self._unknown_shape())]
+    def _dims(self, ps: PartialShape, block: list[int], begin: list[int], end: list[int]) -> list[Dimension]:
         dims = []
         prod = int(np.prod(block))
         for i, d in enumerate(ps):
@@ -111,7 +110,7 @@ class BatchToSpace(_BlockBatch):
                 if size < 0:
                     raise ValidationError(f"crops of dimension {i} exceed its size {d.get_length() * block[i]}")
                 dims.append(Dimension(size))
-        return [(et, PartialShape(dims))]
+        return dims
 
     def evaluate(self, inputs: list) -> list:
         x, block, begin, end = inputs

@@ -25,7 +25,7 @@ import numpy as np
 
 from vinerun.ir.core_ops import Constant
 from vinerun.ir.node import Node, Output
-from vinerun.transformations.fusions import _FLOATS, _sole_consumer
+from vinerun.transformations.fusions import _FLOATS, _sole_consumer, scalar_constant
 from vinerun.transformations.pass_infra import ReplaceMatches
 
 _HEADS = [0, 2, 1, 3]
@@ -62,13 +62,6 @@ def _const_perm(node: Node) -> list[int] | None:
     return [int(p) for p in np.asarray(node.input_value(1).node.get_value()).reshape(-1)]
 
 
-def _scalar(out: Output) -> float | None:
-    if not isinstance(out.node, Constant):
-        return None
-    v = out.node.get_value()
-    return float(v.reshape(())) if v.size == 1 else None
-
-
 def _static(out: Output) -> list[int] | None:
     shape = out.partial_shape
     return [d.get_length() for d in shape] if shape.is_static else None
@@ -101,9 +94,9 @@ def _scaled(out: Output, used_by: Node) -> tuple[Output, float]:
     if mul.type_name != "Multiply" or _sole_consumer(mul) is not used_by:
         return out, 1.0
     a, b = mul.input_values()
-    s = _scalar(b)
+    s = scalar_constant(b)
     if s is None:
-        s, a = _scalar(a), b
+        s, a = scalar_constant(a), b
     if s is None or s == 0.0 or a.partial_shape != out.partial_shape:
         return out, 1.0
     return a, s
@@ -120,7 +113,7 @@ def _nan_guard(softmax: Node) -> list[Node]:
     if isnan is None or select is None or _sole_consumer(isnan) is not select:
         return []
     cond, zero, value = select.input_values()
-    if cond.node is not isnan or value.node is not softmax or _scalar(zero) != 0.0:
+    if cond.node is not isnan or value.node is not softmax or scalar_constant(zero) != 0.0:
         return []
     if select.get_output_partial_shape(0) != softmax.get_output_partial_shape(0):
         return []
@@ -153,9 +146,9 @@ def _scores(softmax: Node) -> tuple[Node, float, Output | None, list[Node]] | No
         cur = up.node
     if cur.type_name in ("Multiply", "Divide") and _sole_consumer(cur) is (between[0] if between else softmax):
         a, b = cur.input_values()
-        s = _scalar(b)
+        s = scalar_constant(b)
         if s is None and cur.type_name == "Multiply":
-            s, b, a = _scalar(a), a, b
+            s, b, a = scalar_constant(a), a, b
         if s is None or s == 0.0 or a.node.type_name != "MatMul" or _sole_consumer(a.node) is not cur:
             return None
         scale = s if cur.type_name == "Multiply" else 1.0 / s

@@ -52,6 +52,20 @@ class ConvChain:
         return [s.kind for s in self.steps]
 
 
+def scalar_constant(out: Output) -> float | None:
+    """The value of ``out`` when it is a one-element Constant, else None."""
+    if not isinstance(out.node, Constant):
+        return None
+    v = out.node.get_value()
+    return float(np.asarray(v).reshape(-1)[0]) if v.size == 1 else None
+
+
+def is_scalar(out: Output, want: float) -> bool:
+    """Whether ``out`` is a one-element Constant equal to ``want`` (within 1e-5, relative above 1)."""
+    value = scalar_constant(out)
+    return value is not None and abs(value - want) <= 1e-5 * max(1.0, abs(want))
+
+
 def _sole_consumer(node: Node) -> Node | None:
     targets = node.output(0).get_target_inputs()
     if node.get_output_size() != 1 or len(targets) != 1:
@@ -86,8 +100,7 @@ def _add_step(cur: Node, add: Node, rank: int, et: str) -> ChainStep | None:
 
 
 def _scalar_operand(step: ChainStep) -> bool:
-    return step.operand is not None and isinstance(step.operand.node, Constant) \
-        and step.operand.node.get_value().size == 1
+    return step.operand is not None and scalar_constant(step.operand) is not None
 
 
 def _scale_step(cur: Node, mul: Node, et: str) -> ChainStep | None:

@@ -15,23 +15,16 @@ from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.ops.activations import Gelu
-from vinerun.transformations.fusions import _sole_consumer
+from vinerun.transformations.fusions import _sole_consumer, is_scalar
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
-
-
-def _scalar(out: Output, want: float) -> bool:
-    if not isinstance(out.node, Constant):
-        return False
-    v = out.node.get_value()
-    return v.size == 1 and abs(float(v.reshape(())) - want) <= 1e-5 * max(1.0, abs(want))
 
 
 def _split(node: Node, want: float) -> Output | None:
     """The non-constant operand of a binary ``node`` whose other operand is the scalar ``want``."""
     a, b = node.input_values()
-    if _scalar(b, want):
+    if is_scalar(b, want):
         return a
-    if _scalar(a, want):
+    if is_scalar(a, want):
         return b
     return None
 
@@ -40,7 +33,7 @@ def _erf_heart(erf: Node) -> tuple[Output, list[Node]] | None:
     """(x, [the scaling, the Erf]) for ``Erf(x / sqrt(2))`` or ``Erf(x * (1/sqrt(2)))``."""
     scaled = erf.input_value(0).node
     if scaled.type_name == "Divide":
-        x = scaled.input_value(0) if _scalar(scaled.input_value(1), math.sqrt(2)) else None
+        x = scaled.input_value(0) if is_scalar(scaled.input_value(1), math.sqrt(2)) else None
     elif scaled.type_name == "Multiply":
         x = _split(scaled, 1 / math.sqrt(2))
     else:

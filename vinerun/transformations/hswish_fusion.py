@@ -13,30 +13,20 @@ The operands may come in either order; the intermediate nodes must be read only 
 
 from __future__ import annotations
 
-import numpy as np
-
-from vinerun.ir.core_ops import Constant
 from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.ops.activations import HSwish
+from vinerun.transformations.fusions import _sole_consumer, is_scalar
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
 
 
-def _scalar(out: Output) -> float | None:
-    if not isinstance(out.node, Constant):
-        return None
-    v = out.node.get_value()
-    return float(np.asarray(v).reshape(-1)[0]) if np.size(v) == 1 else None
-
-
-def _is(value: float | None, want: float) -> bool:
-    return value is not None and abs(value - want) <= 1e-5 * max(1.0, abs(want))
-
-
 def _sole(node: Node, reader: Node) -> bool:
-    targets = node.output(0).get_target_inputs()
-    return len(targets) == 1 and next(iter(targets)).get_node() is reader
+    return _sole_consumer(node) is reader
+
+
+def _close(value: float, want: float) -> bool:
+    return abs(value - want) <= 1e-5 * max(1.0, abs(want))
 
 
 def _operands(node: Node) -> list[tuple[Output, Output]]:
@@ -49,13 +39,13 @@ def _relu6_of_x_plus_3(out: Output, reader: Node) -> tuple[Output, list[Node]] |
     clamp = out.node
     if clamp.type_name != "Clamp" or not _sole(clamp, reader):
         return None
-    if not (_is(float(clamp.min), 0.0) and _is(float(clamp.max), 6.0)):  # type: ignore[attr-defined]
+    if not (_close(float(clamp.min), 0.0) and _close(float(clamp.max), 6.0)):  # type: ignore[attr-defined]
         return None
     add = clamp.input_value(0).node
     if add.type_name != "Add" or not _sole(add, clamp):
         return None
     for x, three in _operands(add):
-        if _is(_scalar(three), 3.0):
+        if is_scalar(three, 3.0):
             return x, [clamp, add]
     return None
 
@@ -68,7 +58,7 @@ def _hard_sigmoid_of(out: Output, reader: Node) -> tuple[Output, list[Node]] | N
     if node.type_name == "HSigmoid":
         return node.input_value(0), [node]
     if node.type_name == "HardSigmoid":
-        if _is(_scalar(node.input_value(1)), 1 / 6) and _is(_scalar(node.input_value(2)), 0.5):
+        if is_scalar(node.input_value(1), 1 / 6) and is_scalar(node.input_value(2), 0.5):
             return node.input_value(0), [node]
         return None
     scaled = _scaled_by_sixth(node)
@@ -82,10 +72,10 @@ def _scaled_by_sixth(node: Node) -> Output | None:
     """y when ``node`` is ``y / 6`` or ``y * (1/6)``."""
     if node.type_name == "Divide":
         y, six = node.input_values()
-        return y if _is(_scalar(six), 6.0) else None
+        return y if is_scalar(six, 6.0) else None
     if node.type_name == "Multiply":
         for y, k in _operands(node):
-            if _is(_scalar(k), 1 / 6):
+            if is_scalar(k, 1 / 6):
                 return y
     return None
 

@@ -26,10 +26,9 @@ from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.ops.arithmetic import Add, Multiply
+from vinerun.transformations.fusions import _FLOATS, CONVOLUTIONS, _sole_consumer
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
 
-_FLOATS = frozenset({"f32", "f16", "bf16", "f64"})
-_CONVOLUTIONS = frozenset({"Convolution", "GroupConvolution"})
 #: rewrites per pass before giving up on a fixed point (each shortens the graph, so this is never reached)
 _MAX_ROUNDS = 8
 
@@ -42,11 +41,6 @@ def _constant_operand(node: Node) -> tuple[Output, np.ndarray] | None:
     if isinstance(a.node, Constant) and not isinstance(b.node, Constant):
         return b, a.node.get_value()
     return None
-
-
-def _only_reader(node: Node) -> Node | None:
-    targets = node.output(0).get_target_inputs()
-    return next(iter(targets)).get_node() if node.get_output_size() == 1 and len(targets) == 1 else None
 
 
 def _keeps_shape(y: Output, *constants: np.ndarray) -> bool:
@@ -109,9 +103,9 @@ class LinearFolding(InPlacePass):
             return False
         y, c = found
         inner = y.node
-        if inner.get_output_size() != 1 or _only_reader(inner) is not node:
+        if inner.get_output_size() != 1 or _sole_consumer(inner) is not node:
             return False
-        if node.type_name == "Multiply" and inner.type_name in _CONVOLUTIONS:
+        if node.type_name == "Multiply" and inner.type_name in CONVOLUTIONS:
             return _scale_convolution(node, inner, c)
         if inner.type_name not in ("Multiply", "Add") or not _float(inner):
             return False

@@ -23,9 +23,9 @@ import numpy as np
 
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node
+from vinerun.transformations.fusions import CONVOLUTIONS
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
 
-CONVOLUTIONS = frozenset({"Convolution", "GroupConvolution"})
 POOLS = frozenset({"AvgPool", "MaxPool"})
 #: producers whose outputs are never negative (zero padding before a MaxPool is then harmless)
 NON_NEGATIVE = frozenset({"Relu", "Sigmoid", "Abs", "Exp", "SoftPlus", "HSigmoid"})

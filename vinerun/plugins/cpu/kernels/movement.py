@@ -151,10 +151,6 @@ _ATEN_MODES = {"constant": "constant", "reflect": "reflect", "edge": "replicate"
 _ATEN_FLOAT_MODES = {"reflect", "replicate"}  # ATen's reflection/replication kernels take floats only
 
 
-def shape_size(shape: object) -> int:
-    return math.prod(int(d) for d in shape.to_shape())  # type: ignore[attr-defined]
-
-
 def _aten_pad(node: Node, begin: list[int], end: list[int], axes: list[int]) -> Callable | None:
     """``(x, pad_value) -> padded`` through ``F.pad`` for what ATen reproduces exactly, else None."""
     mode = _ATEN_MODES.get(node.pad_mode)  # type: ignore[attr-defined]
@@ -193,7 +189,7 @@ def pad(node: Node) -> Kernel | None:
     indices: dict[tuple[int, int], np.ndarray] = {}  # (axis, size) -> source index per output position
     aten = _aten_pad(node, b, e, axes)
     shape = node.get_input_partial_shape(0)
-    if aten is not None and mode == "constant" and shape.is_static and shape_size(shape) < _ATEN_PAD_MIN:
+    if aten is not None and mode == "constant" and shape.is_static and math.prod(shape.to_shape()) < _ATEN_PAD_MIN:
         aten = None
 
     def run(inputs: list) -> list:
