@@ -17,9 +17,9 @@ from vinerun.ir.types import Type
 from vinerun.ops.concat_split import VariadicSplit
 from vinerun.ops.matmul import MatMul
 from vinerun.plugins.cpu.device_info import cpu_flags
-from vinerun.plugins.cpu.fused_transformer_ops import FusedAttention
 from vinerun.plugins.cpu.kernels import attention_c
 from vinerun.plugins.cpu.kernels._dnnl import library
+from vinerun.transformations.fused_transformer import FusedAttention
 
 pytestmark = pytest.mark.skipif(library() is None or not attention_c.available(),
                                 reason="needs the oneDNN binding and the C kernels (a C compiler at install)")

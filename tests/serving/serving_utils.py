@@ -62,12 +62,14 @@ def reference(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
 
 
 class ServeProcess:
-    """``vinerun serve ARGS`` on free ports of 127.0.0.1; ``stop()`` sends SIGTERM and waits."""
+    """``vinerun serve ARGS`` on free ports of 127.0.0.1; ``stop()`` sends SIGTERM and waits. ``cli``: the module
+    run as ``python -m`` (``tests.serving.gpu_stand_in_cli`` serves with the GPU stand-in)."""
 
-    def __init__(self, args: list[str], grpc: bool = True, log_path: Path | None = None) -> None:
+    def __init__(self, args: list[str], grpc: bool = True, log_path: Path | None = None,
+                 cli: str = "vinerun.tools.cli") -> None:
         self.rest_port = free_port()
         self.grpc_port = free_port() if grpc else 0
-        cmd = [sys.executable, "-m", "vinerun.tools.cli", "serve", "--rest_port", str(self.rest_port),
+        cmd = [sys.executable, "-m", cli, "serve", "--rest_port", str(self.rest_port),
                "--rest_bind_address", "127.0.0.1", "--grpc_bind_address", "127.0.0.1", *args]
         if grpc:
             cmd += ["--port", str(self.grpc_port)]
@@ -77,13 +79,14 @@ class ServeProcess:
         self.url = f"http://127.0.0.1:{self.rest_port}"
         self.grpc_address = f"127.0.0.1:{self.grpc_port}"
 
-    def wait_ready(self, timeout: float = 60.0) -> ServeProcess:
+    def wait_ready(self, timeout: float = 60.0, probe: str = "/v2/health/ready") -> ServeProcess:
+        """Wait until ``probe`` answers 200 (``/v2/health/live`` for a server whose models may fail to load)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"vinerun serve exited with {self.proc.returncode}: {self.log()}")
             try:
-                with urllib.request.urlopen(self.url + "/v2/health/ready", timeout=1) as r:
+                with urllib.request.urlopen(self.url + probe, timeout=1) as r:
                     if r.status == 200:
                         return self
             except OSError:

@@ -1,4 +1,4 @@
-"""Plans specialized to the input shapes of a dynamic model's calls (vinerun.plugins.cpu.specialize): compiled in
+"""Plans specialized to the input shapes of a dynamic model's calls (vinerun.plugin_api.specialize): compiled in
 the background once a shape repeats, the dynamic plan serving meanwhile; static enough for native segments, If
 branches included; bounded; off with CPU_RUNTIME_CACHE_CAPACITY=0."""
 
@@ -21,11 +21,11 @@ from vinerun.ops.activations import Relu, Sigmoid
 from vinerun.ops.arithmetic import Add
 from vinerun.ops.control_flow import BodyOutputDescription, If, InvariantInputDescription
 from vinerun.ops.convolution import Convolution
-from vinerun.plugins.cpu import specialize
+from vinerun.plugin_api import specialize
+from vinerun.plugin_api.specialize import SpecializedPlans
 from vinerun.plugins.cpu.kernels._dnnl import library
 from vinerun.plugins.cpu.native_segment import Segment
 from vinerun.plugins.cpu.plan import Plan
-from vinerun.plugins.cpu.specialize import SpecializedPlans
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 RNG = np.random.default_rng(5)

@@ -77,7 +77,9 @@ class IPlugin(ABC):
         """The value of a read-only or read-write device property."""
         return self.props.get(key)
 
-    def get_property(self, key: str) -> Any:
+    def get_property(self, key: str, options: dict[str, Any] | None = None) -> Any:
+        """A property's value; ``options`` are the arguments a few properties take (``OPTIMAL_BATCH_SIZE`` with
+        ``{"MODEL_PTR": model}``), ignored by properties that take none."""
         return self.read_property(str(key))
 
     def set_property(self, config: dict[str, Any]) -> None:

@@ -104,5 +104,15 @@ class CompiledModel:
     def get_runtime_model(self) -> Model:
         return self._impl.get_runtime_model()
 
+    def get_context(self) -> Any:
+        """The device's ``RemoteContext`` this model runs in (devices with device memory: GPU)."""
+        found = getattr(self._impl, "get_context", None)
+        if found is None:
+            from vinerun.errors import NotSupportedError
+
+            raise NotSupportedError(f"Not Implemented:\nget_context is not supported by the "
+                                    f"{self._impl.device_name} compiled model (it has no device memory)")
+        return found()
+
     def __repr__(self) -> str:
         return f"<CompiledModel: device {self._impl.device_name}, inputs {self.inputs}, outputs {self.outputs}>"

@@ -9,6 +9,7 @@ from typing import Any
 from vinerun.errors import DeviceError, ModelReadError, NotSupportedError, PropertyError
 from vinerun.ir.model import Model
 from vinerun.properties._key import unwrap
+from vinerun.runtime import auto_batching
 from vinerun.runtime.blob import import_compiled
 from vinerun.runtime.cache import model_cache
 from vinerun.runtime.compiled_model import CompiledModel
@@ -20,7 +21,8 @@ from vinerun.runtime.remote import RemoteContext
 
 DEVICE_PROPERTIES = "DEVICE_PROPERTIES"
 #: keys the Core itself keeps (besides the devices' own)
-CORE_KEYS = ("CACHE_DIR", "CACHE_MAX_SIZE", "CACHE_MODE", "ENABLE_MMAP", "FORCE_TBB_TERMINATE", DEVICE_PROPERTIES)
+CORE_KEYS = ("CACHE_DIR", "CACHE_MAX_SIZE", "CACHE_MODE", "ENABLE_MMAP", "FORCE_TBB_TERMINATE", DEVICE_PROPERTIES,
+             auto_batching.ALLOW)
 
 
 def normalize_config(config: Any) -> dict[str, Any]:
@@ -144,13 +146,12 @@ class CoreServices:
     def is_cached(self, model: Model, device_name: str, config: dict[str, Any] | None = None) -> bool:
         """Whether ``compile_model(model, device_name, config)`` would load a blob from ``CACHE_DIR``."""
         plugin = self._core._plugin(device_name)
-        cfg = apply_device_properties(normalize_config(dict(config or {})), device_name, _is_virtual(plugin))
-        cfg = {**device_name_config(device_name), **cfg}
+        cfg, _ = self._core._compile_config(plugin, device_name, config)
         cache = model_cache(self._core, plugin, cfg)
         return cache is not None and cache.contains(model, plugin, device_name, cfg)
 
-    def get_property(self, device_name: str, key: str) -> Any:
-        return self._core.get_property(device_name, key)
+    def get_property(self, device_name: str, key: str, arguments: dict[str, Any] | None = None) -> Any:
+        return self._core.get_property(device_name, key, arguments)
 
     def plugin(self, device_name: str) -> Any:
         """The ``IPlugin`` behind a device name (for ``supported_properties`` and the like)."""
@@ -249,9 +250,12 @@ class Core:
                 raise TypeError(f"compile_model: device_name must be a str, not {type(device_name).__name__}")
         device = device_name or "AUTO"
         plugin = self._plugin(device)
-        cfg = apply_device_properties(normalize_config(config), device, _is_virtual(plugin))
-        cfg = {**device_name_config(device), **cfg}
+        cfg, allow_batching = self._compile_config(plugin, device, config)
         make_cache_dir(cfg, strict=False)
+        if allow_batching and auto_batching.applies(plugin, cfg):
+            with gc_paused():
+                model = model if isinstance(model, Model) else self.read_model(model)
+                return CompiledModel(self._plugin("BATCH").compile_implicit(model, device, cfg))
         with gc_paused():
             # CACHE_DIR: load a blob or compile and store one
             cache = None if _is_virtual(plugin) else model_cache(self, plugin, cfg)
@@ -272,8 +276,17 @@ class Core:
     def query_model(self, model: Model, device_name: str, config: Any = None) -> dict[str, str]:
         """Which device runs each op of ``model``: ``{friendly name: device}`` for the ops it supports."""
         plugin = self._plugin(device_name)
-        cfg = apply_device_properties(normalize_config(config), device_name, _is_virtual(plugin))
-        return plugin.query_model(model, {**device_name_config(device_name), **cfg})
+        return plugin.query_model(model, self._compile_config(plugin, device_name, config)[0])
+
+    def _compile_config(self, plugin: Any, device: str, config: Any) -> tuple[dict[str, Any], bool]:
+        """The config a compile or query on ``device`` hands ``plugin`` (``DEVICE_PROPERTIES`` applied, the device
+        string's suffix as ``MULTI_DEVICE_PRIORITIES``), and whether automatic batching is allowed (a real
+        device: the Core takes ``ALLOW_AUTO_BATCHING`` out; a virtual one passes it on)."""
+        virtual = _is_virtual(plugin)
+        cfg = apply_device_properties(normalize_config(config), device, virtual)
+        cfg = {**device_name_config(device), **cfg}
+        default = self._global.get(auto_batching.ALLOW, True)
+        return cfg, (False if virtual else auto_batching.take_allow(cfg, default))
 
     def set_property(self, device_name: Any, properties: Any = None) -> None:
         """``set_property("CPU", {...})``, ``set_property("CPU", key(value))`` or ``set_property({...})``.
@@ -338,8 +351,9 @@ class Core:
         if keys is not None and keys <= set(values):
             del self._deferred[name]
 
-    def get_property(self, device_name: Any, name: Any = None) -> Any:
-        """``get_property("CPU", key)`` -> the typed value; ``get_property(key)`` -> a Core-wide value."""
+    def get_property(self, device_name: Any, name: Any = None, arguments: dict[str, Any] | None = None) -> Any:
+        """``get_property("CPU", key)`` -> the typed value; ``get_property(key)`` -> a Core-wide value;
+        ``get_property("GPU", "OPTIMAL_BATCH_SIZE", {"MODEL_PTR": model})``: a value computed for the arguments."""
         if name is None:
             key = str(device_name)
             if key in self._global:
@@ -349,9 +363,10 @@ class Core:
             if key == "SUPPORTED_PROPERTIES":
                 return {**{k: "RW" for k in CORE_KEYS}, "AVAILABLE_DEVICES": "RO", "SUPPORTED_PROPERTIES": "RO"}
             if key in CORE_KEYS:
-                return "" if key == "CACHE_DIR" else None
+                return {"CACHE_DIR": "", auto_batching.ALLOW: True}.get(key)
             raise PropertyError(f"Core has no global property {key}; ask a device: get_property('CPU', '{key}')")
-        return self._plugin(device_name).get_property(str(name))
+        options = {str(k): getattr(v, "_model", v) for k, v in arguments.items()} if arguments else None
+        return self._plugin(device_name).get_property(str(name), options)
 
     def get_versions(self, device_name: str) -> dict[str, Any]:
         """``{device: Version}`` for the plugin behind ``device_name`` (loading it)."""
@@ -400,7 +415,7 @@ class Core:
     def get_default_context(self, device_name: str) -> RemoteContext:
         """The device's default remote context (device memory shared with the application).
 
-        A device without remote memory raises, as OpenVINO's CPU plugin does; no vinerun device has one yet."""
+        A device without remote memory raises, as OpenVINO's CPU plugin does."""
         return self._remote(device_name, "get_default_context")()
 
     def create_context(self, device_name: str, properties: Any) -> RemoteContext:

@@ -61,7 +61,8 @@ class InferRequest:
         self._t0 = 0.0
         self._ports = (compiled.inputs, compiled.outputs)  # a compiled model's ports never change: read once
         self._checks = InputPorts(compiled.inputs)
-        self._tensors = RequestTensors(self._checks, compiled.outputs)
+        self._tensors = RequestTensors(self._checks, compiled.outputs,
+                                       bool(getattr(compiled._impl, "takes_device_tensors", False)))
         self._started: list[Any] = []  # the input arrays of the asynchronous run in flight
         self._string_outputs = any(p.get_element_type() == Type.string for p in compiled.outputs)
 

@@ -14,7 +14,8 @@ from typing import Any
 from vinerun.errors import DeviceError, NotSupportedError
 
 # Built-in devices, as "module:Class" strings so the runtime never imports a plugin directly.
-BUILTIN = {"CPU": "vinerun.plugins.cpu:CPUPlugin", "GNA": "vinerun.plugins.gna:GNAPlugin",
+BUILTIN = {"CPU": "vinerun.plugins.cpu:CPUPlugin", "GPU": "vinerun.plugins.gpu:GPUPlugin",
+           "GNA": "vinerun.plugins.gna:GNAPlugin",
            "AUTO": "vinerun.virtual.auto:AutoPlugin", "MULTI": "vinerun.virtual.auto:MultiPlugin",
            "HETERO": "vinerun.virtual.hetero:HeteroPlugin", "BATCH": "vinerun.virtual.batch:BatchPlugin"}
 

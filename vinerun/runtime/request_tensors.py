@@ -24,6 +24,7 @@ from vinerun.ir.node import Output
 from vinerun.ir.tensor import Tensor, tensor_memory, tensor_values
 from vinerun.ir.types import Type, storage_dtype
 from vinerun.runtime.inputs import InputPorts, _fits, _is_passthrough, _port_label, convert_input
+from vinerun.runtime.remote import RemoteTensor
 from vinerun.runtime.results import same_port
 
 BATCHED_GET = "get_tensor shall not be used together with batched set_tensors/set_input_tensors"
@@ -46,8 +47,11 @@ def _is_scalar(value: Any) -> bool:
 class RequestTensors:
     """The input and output tensors of one infer request."""
 
-    def __init__(self, checks: InputPorts, outputs: list[Output]):
+    def __init__(self, checks: InputPorts, outputs: list[Output], device_memory: bool = False):
         self.checks = checks
+        #: whether the device takes tensors in its own memory (RemoteTensor, torch / DLPack GPU tensors) as inputs
+        self.device_memory = device_memory
+        self._device_in: dict[int, Any] = {}  # input -> a tensor in device memory, passed as it is
         self.inputs = checks.ports
         self.outputs = outputs
         self._in: list[Tensor | None] = [None] * len(self.inputs)
@@ -96,6 +100,12 @@ class RequestTensors:
         if self._passthrough[index]:
             self._raw[index] = value
             return
+        self._device_in.pop(index, None)
+        if is_device_tensor(value):
+            self._put_device(index, value)
+            return
+        if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__") and not hasattr(value, "__array__"):
+            value = np.from_dlpack(value)  # a host tensor of another library: shared, not copied
         port = self.inputs[index]
         if isinstance(value, Tensor):
             self.set_input(index, value)
@@ -125,6 +135,25 @@ class RequestTensors:
                 self._own(index, self._converted(index, arr))
         else:
             self._copy_into(index, arr)
+
+    def _put_device(self, index: int, value: Any) -> None:
+        """Input ``index`` is a tensor in device memory: checked and passed to the device as it is."""
+        port = self.inputs[index]
+        label = _port_label(port, index)
+        if not self.device_memory:
+            raise InputError(f"The value for {label} is in device memory ({_device_label(value)}); this device "
+                             "takes host memory: copy it to the host first (e.g. tensor.cpu()), or compile for GPU")
+        shape, et = device_tensor_meta(value)
+        want = port.element_type
+        if want.is_static() and et != want:
+            raise InputError(f"Wrong element type for {label}: the device tensor is {et.get_type_name()}, the model "
+                             f"expects {want.get_type_name()}")
+        if not _fits(port.partial_shape, shape):
+            raise InputError(f"Wrong shape for {label}: got {list(shape)}, the model expects {port.partial_shape}")
+        self._device_in[index] = value
+        self._in[index] = None
+        self._checked[index] = False
+        self._batched.pop(index, None)
 
     def _converted(self, index: int, value: Any) -> np.ndarray:
         """A new array holding ``value`` as input ``index`` takes it (never the caller's memory)."""
@@ -166,6 +195,10 @@ class RequestTensors:
         port = self.inputs[index]
         if _is_passthrough(port):
             self._raw[index] = tensor
+            return
+        self._device_in.pop(index, None)
+        if isinstance(tensor, RemoteTensor):
+            self._put_device(index, tensor)
             return
         if not isinstance(tensor, Tensor):
             raise TypeError(f"set_input_tensor takes a Tensor, not {type(tensor).__name__}")
@@ -216,6 +249,8 @@ class RequestTensors:
         return t
 
     def _input(self, index: int) -> Tensor:
+        if index in self._device_in:
+            return self._device_in[index]
         if index in self._batched:
             raise InputError(BATCHED_GET)
         if index in self._raw:
@@ -231,6 +266,9 @@ class RequestTensors:
         """One value per input for the device request: the tensors' arrays (batches gathered), checked."""
         arrays = []
         for i in range(len(self.inputs)):
+            if i in self._device_in:
+                arrays.append(self._device_in[i])
+                continue
             t = self._in[i]
             if t is not None and self._checked[i]:
                 arrays.append(tensor_values(t))
@@ -256,6 +294,8 @@ class RequestTensors:
         t = self._out_held[index]
         if t is None:
             value = self._values()[index]
+            if isinstance(value, RemoteTensor):
+                return value  # type: ignore[return-value] - a device output: the request's own remote tensor
             if not isinstance(value, np.ndarray):
                 raise InputError(f"Output {index} is a {type(value).__name__} (an ONNX sequence or optional "
                                  "value), not a tensor; read it from the results")
@@ -266,9 +306,12 @@ class RequestTensors:
         """Write output ``index``'s results into ``tensor`` (element type equal, shape compatible)."""
         if not 0 <= index < len(self.outputs):
             raise IndexError(f"Output index {index} is out of range: the model has {len(self.outputs)} outputs")
+        port = self.outputs[index]
+        if isinstance(tensor, RemoteTensor) and self.device_memory:
+            self._out_held[index] = tensor  # type: ignore[assignment] - results are copied into it on the device
+            return
         if not isinstance(tensor, Tensor):
             raise TypeError(f"set_output_tensor takes a Tensor, not {type(tensor).__name__}")
-        port = self.outputs[index]
         want = port.element_type
         if want.is_static() and tensor.element_type != want:
             raise InputError(f"Output {index} is {want.get_type_name()}; cannot write it into a "
@@ -287,7 +330,13 @@ class RequestTensors:
         for i, o in enumerate(outs):
             if isinstance(o, np.generic):
                 o = np.asarray(o)
-            if not isinstance(o, np.ndarray):  # an ONNX sequence / optional value
+            held = self._out_held[i]
+            if isinstance(held, RemoteTensor):  # the user's device tensor for this output
+                held.copy_from(o)
+                values[i] = held
+                given.append(held)
+                continue
+            if not isinstance(o, np.ndarray):  # an ONNX sequence / optional value, a device output
                 values[i] = o
                 self._out_held[i] = None
                 given.append(o)
@@ -322,5 +371,38 @@ class RequestTensors:
 
     def output_values(self, copy: bool) -> list[Any]:
         """The request's output values (copies of the arrays if ``copy``)."""
-        values = [tensor_values(t) if t is not None else v for t, v in zip(self._out_held, self._values(), strict=True)]
+        values = [tensor_values(t) if isinstance(t, Tensor) else v
+                  for t, v in zip(self._out_held, self._values(), strict=True)]
         return [v.copy() if copy and isinstance(v, np.ndarray) else v for v in values]
+
+
+_KDL_CPU = 1  # DLPack's device type of host memory
+_DEVICE_TYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int8": "i8",
+                 "uint8": "u8", "int16": "i16", "int32": "i32", "int64": "i64", "bool": "boolean"}
+
+
+def is_device_tensor(value: Any) -> bool:
+    """A RemoteTensor, or a DLPack tensor (torch, CuPy, JAX...) whose memory is not the host's."""
+    if isinstance(value, RemoteTensor):
+        return True
+    if isinstance(value, (np.ndarray, Tensor)) or not hasattr(value, "__dlpack_device__"):
+        return False
+    try:
+        return int(value.__dlpack_device__()[0]) != _KDL_CPU
+    except Exception:  # noqa: BLE001 - not a DLPack producer after all
+        return False
+
+
+def device_tensor_meta(value: Any) -> tuple[tuple[int, ...], Type]:
+    """(shape, element type) of a device tensor."""
+    if isinstance(value, RemoteTensor):
+        return tuple(int(d) for d in value.get_shape()), value.get_element_type()
+    name = str(value.dtype).rsplit(".", 1)[-1]
+    if name not in _DEVICE_TYPES:
+        raise InputError(f"Device tensors of {value.dtype} are not supported; types: {sorted(_DEVICE_TYPES)}")
+    return tuple(int(d) for d in value.shape), Type(_DEVICE_TYPES[name])
+
+
+def _device_label(value: Any) -> str:
+    device = getattr(value, "device", None)
+    return str(device) if device is not None else type(value).__name__

@@ -11,20 +11,20 @@ from vinerun.plugin_api.compiled_model import ICompiledModel
 from vinerun.plugin_api.executors import StreamsExecutor
 from vinerun.plugin_api.infer_request import ISyncInferRequest, ProfilingInfo
 from vinerun.plugin_api.property_table import PropertyValues
+from vinerun.plugin_api.specialize import Shapes, SpecializedPlans
 from vinerun.plugin_api.variable_state import VariableState, variable_states
 from vinerun.plugins.cpu import device_info
 from vinerun.plugins.cpu.config import COMPILED_TABLE, PLUGIN_TABLE, effective_precision
 from vinerun.plugins.cpu.depthwise_fusion import DepthwiseFusion
 from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
-from vinerun.plugins.cpu.fused_transformer_ops import attention_fusion, layer_norm_fusion
 from vinerun.plugins.cpu.plan import Plan, rewrite_patterns
 from vinerun.plugins.cpu.precision import lower_precision
-from vinerun.plugins.cpu.specialize import Shapes, SpecializedPlans
 from vinerun.plugins.cpu.streams import SharedStreams, StreamsConfig, resolve_streams, stream_executor
 from vinerun.plugins.cpu.thread_governor import ThreadGovernor
 from vinerun.plugins.cpu.winograd_selection import WinogradSelection
 from vinerun.properties import hint
 from vinerun.transformations import common_cleanup
+from vinerun.transformations.fused_transformer import attention_fusion, layer_norm_fusion
 from vinerun.transformations.gelu_fusion import GeluFusion
 
 

@@ -4,32 +4,14 @@ graph before fusion); each keeps a NumPy reference composed from the ops it repl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-
 from vinerun.errors import ValidationError
-from vinerun.ir.node import Attr, Node, Output
-from vinerun.ops.convolution import Convolution as _Convolution
-from vinerun.ops.convolution import ConvolutionBase, GroupConvolution
-from vinerun.ops.matmul import MatMul
-from vinerun.transformations.fusions import ConvChain, ConvFusion
+from vinerun.ir.node import Attr, Node
+from vinerun.transformations.fused_chain import FusedConvolutionBase, FusedMatMulBase
+from vinerun.transformations.fusions import ConvFusion
 from vinerun.transformations.matmul_fusion import MatMulFusion
 
 
-@dataclass(frozen=True)
-class PostOp:
-    """A fused step: the original (detached) ``node``, the input the running value feeds (``position``) and
-    the fused node's input holding its other operand (``input_index``, None when it has none)."""
-
-    node: Node
-    kind: str
-    position: int
-    input_index: int | None
-
-
-class FusedConvolution(ConvolutionBase):
+class FusedConvolution(FusedConvolutionBase):
     """(Group)Convolution with fused bias, activation and residual-sum post-ops.
 
     Inputs: data, filters, then the post-ops' operands in order (bias, residual, Swish beta).
@@ -42,55 +24,7 @@ class FusedConvolution(ConvolutionBase):
     """
 
     type_name, version = "FusedConvolution", "vinerun_cpu"
-    num_inputs = (2, 8)
-    conv_type = Attr("str", "Convolution")
-    post_ops = Attr("str", "")
     algorithm = Attr("str", "direct")
-
-    def groups_of_filters(self) -> tuple[Any, Any]:
-        cls = GroupConvolution if self.conv_type == "GroupConvolution" else _Convolution
-        return cls.groups_of_filters(self)  # type: ignore[arg-type]
-
-    @property
-    def steps(self) -> tuple[PostOp, ...]:
-        return self.__dict__.get("_steps", ())
-
-    @property
-    def fused_names(self) -> list[tuple[str, str]]:
-        """(friendly name, type) of each op fused away after the convolution."""
-        return [(s.node.friendly_name, s.node.type_name) for s in self.steps]
-
-    @classmethod
-    def from_chain(cls, chain: ConvChain) -> FusedConvolution:
-        conv = chain.conv
-        inputs: list[Output] = [conv.input_value(0), conv.input_value(1)]
-        steps: list[PostOp] = []
-        for s in chain.steps:
-            index = None
-            if s.operand is not None:
-                index = len(inputs)
-                inputs.append(s.operand)
-            steps.append(PostOp(s.node, s.kind, s.position, index))
-        names = [s.kind if s.kind != "activation" else s.node.type_name.lower() for s in chain.steps]
-        fused = cls(inputs, name=conv.friendly_name, conv_type=conv.type_name, post_ops=",".join(names),
-                    **{k: getattr(conv, k) for k in ("strides", "pads_begin", "pads_end", "dilations", "auto_pad")})
-        fused.__dict__["_steps"] = tuple(steps)
-        fused.rt_info.update(conv.rt_info)
-        return fused
-
-    def evaluate(self, inputs: list) -> list:
-        x, w = inputs[0], inputs[1]
-        if self.conv_type == "GroupConvolution":
-            y = GroupConvolution.evaluate(self, [x, w])[0]  # type: ignore[arg-type]
-        else:
-            y = _Convolution.evaluate(self, [x, w])[0]  # type: ignore[arg-type]
-        for s in self.steps:
-            args: list[np.ndarray | None] = [None] * max(2 if s.input_index is not None else 1, s.position + 1)
-            args[s.position] = y
-            if s.input_index is not None:
-                args[1 - s.position] = inputs[s.input_index]
-            y = s.node.evaluate(args)[0]
-        return [y]
 
 
 def conv_fusion() -> ConvFusion:
@@ -98,7 +32,7 @@ def conv_fusion() -> ConvFusion:
     return ConvFusion(FusedConvolution.from_chain)
 
 
-class FusedMatMul(MatMul):
+class FusedMatMul(FusedMatMulBase):
     """MatMul by a constant 2-D weight with fused bias and activation post-ops.
 
     Inputs: data, weight, then the post-ops' operands in order (bias, Swish beta, residual). ``post_ops`` names them,
@@ -110,45 +44,6 @@ class FusedMatMul(MatMul):
     """
 
     type_name, version = "FusedMatMul", "vinerun_cpu"
-    num_inputs = (2, 5)
-    post_ops = Attr("str", "")
-
-    @property
-    def steps(self) -> tuple[PostOp, ...]:
-        return self.__dict__.get("_steps", ())
-
-    @property
-    def fused_names(self) -> list[tuple[str, str]]:
-        """(friendly name, type) of each op fused away after the MatMul."""
-        return [(s.node.friendly_name, s.node.type_name) for s in self.steps]
-
-    @classmethod
-    def from_chain(cls, chain: ConvChain) -> FusedMatMul:
-        mm = chain.conv
-        inputs: list[Output] = [mm.input_value(0), mm.input_value(1)]
-        steps: list[PostOp] = []
-        for s in chain.steps:
-            index = None
-            if s.operand is not None:
-                index = len(inputs)
-                inputs.append(s.operand)
-            steps.append(PostOp(s.node, s.kind, s.position, index))
-        names = [s.kind if s.kind != "activation" else s.node.type_name.lower() for s in chain.steps]
-        fused = cls(inputs, name=mm.friendly_name, transpose_a=False, transpose_b=mm.transpose_b,
-                    post_ops=",".join(names))
-        fused.__dict__["_steps"] = tuple(steps)
-        fused.rt_info.update(mm.rt_info)
-        return fused
-
-    def evaluate(self, inputs: list) -> list:
-        y = MatMul.evaluate(self, inputs[:2])[0]
-        for s in self.steps:
-            args: list[np.ndarray | None] = [None] * max(2 if s.input_index is not None else 1, s.position + 1)
-            args[s.position] = y
-            if s.input_index is not None:
-                args[1 - s.position] = inputs[s.input_index]
-            y = s.node.evaluate(args)[0]
-        return [y]
 
 
 def matmul_fusion() -> MatMulFusion:

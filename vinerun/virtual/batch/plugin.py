@@ -12,6 +12,7 @@ from typing import Any
 
 from vinerun.errors import DeviceError, VinerunError
 from vinerun.ir.model import Model
+from vinerun.plugin_api.compiled_model import ICompiledModel
 from vinerun.plugin_api.plugin import IPlugin
 from vinerun.plugin_api.property_table import PropertyTable, PropertyValues
 from vinerun.virtual.batch import config as cfg
@@ -42,6 +43,7 @@ class BatchPlugin(IPlugin):
         values = self.compile_config({k: v for k, v in config.items() if k in cfg.PLUGIN_TABLE})
         forwarded = {k: values.get(k) for k in values.explicit if k not in cfg.OWN}  # set on BATCH before
         forwarded.update({k: v for k, v in config.items() if k not in cfg.OWN})
+        forwarded[cfg.ALLOW] = False  # the Core must not batch the device's compiles again
         return values, forwarded
 
     def _services(self) -> Any:
@@ -50,22 +52,22 @@ class BatchPlugin(IPlugin):
                               "Core().compile_model(model, 'BATCH:CPU(8)')")
         return self.core
 
-    def _target(self, values: PropertyValues) -> tuple[str, int]:
+    def _target(self, values: PropertyValues, model: Model) -> tuple[str, int]:
         spec = values.get(cfg.PRIORITIES) or values.get(cfg.DEVICE_CONFIG)
         if not spec:
             raise DeviceError("BATCH needs a device: compile for 'BATCH:CPU(8)' or set "
                               f"{cfg.DEVICE_CONFIG} (e.g. 'CPU(8)')")
         device, size = cfg.parse_device(spec)
         if size is None:
-            size = self._optimal_batch_size(device)
+            size = self._optimal_batch_size(device, model)
         return device, size
 
-    def _optimal_batch_size(self, device: str) -> int:
+    def _optimal_batch_size(self, device: str, model: Model) -> int:
         services = self._services()
         if "OPTIMAL_BATCH_SIZE" not in services.plugin(device).supported_properties():
             raise DeviceError(f"BATCH: {device} has no OPTIMAL_BATCH_SIZE; give the batch size, "
                               f"e.g. 'BATCH:{device}(8)'")
-        return int(services.get_property(device, "OPTIMAL_BATCH_SIZE"))
+        return int(services.get_property(device, "OPTIMAL_BATCH_SIZE", {"MODEL_PTR": model}))
 
     def _batched_config(self, device: str, forwarded: dict[str, Any]) -> dict[str, Any]:
         """The device config of the batched model: as given, except that, unless streams or
@@ -82,12 +84,12 @@ class BatchPlugin(IPlugin):
     def query_model(self, model: Model, config: dict[str, Any]) -> dict[str, str]:
         """What the device runs (BATCH changes no op)."""
         values, forwarded = self._split_config(config)
-        device, _ = self._target(values)
+        device, _ = self._target(values, model)
         return self._services().query_model(model, device, forwarded)
 
     def compile_model(self, model: Model, config: dict[str, Any]) -> BatchCompiledModel:
         values, forwarded = self._split_config(config)
-        device, size = self._target(values)
+        device, size = self._target(values, model)
         services = self._services()
         single = services.compile_model(model, device, forwarded)
         batched, reason = None, ""
@@ -105,6 +107,12 @@ class BatchPlugin(IPlugin):
         if reason:
             log.info("BATCH: model '%s' runs unbatched on %s: %s", model.friendly_name, device, reason)
         return BatchCompiledModel(model, device, size, single, batched, reason, values)
+
+    def compile_implicit(self, model: Model, device: str, config: dict[str, Any]) -> ICompiledModel:
+        """The Core's automatic batching (``vinerun.runtime.auto_batching``): ``model`` batched by ``device``'s
+        ``OPTIMAL_BATCH_SIZE`` for it; the device's own compiled model when that is 1 or the model does not batch."""
+        compiled = self.compile_model(model, {**config, cfg.PRIORITIES: device})
+        return compiled if compiled.batched is not None else compiled.single
 
     def import_model(self, model: Model, config: dict[str, Any]) -> BatchCompiledModel:
         """A blob stores the graph and BATCH's config; the device compiles are redone (through the cache)."""

@@ -15,11 +15,11 @@ import torch
 import torch.nn.functional as F
 
 from vinerun.ir.node import Node
-from vinerun.plugins.cpu.fused_transformer_ops import zero_rows
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import float_inputs, strided_view, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.attention_c import c_attention_kernel
 from vinerun.plugins.cpu.kernels.attention_dnnl import dnnl_attention_run
+from vinerun.transformations.fused_transformer import zero_rows
 
 
 def _head_view(a: np.ndarray, heads: int) -> torch.Tensor:

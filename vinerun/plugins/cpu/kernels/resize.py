@@ -9,30 +9,12 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from vinerun.ir.node import Node
+from vinerun.plugin_api.aten import interpolate_mode
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.resample_dnnl import dnnl_nearest_kernel
 
 _FLOAT = ("f32", "f64")
-_LINEAR_BY_RANK = {3: "linear", 4: "bilinear", 5: "trilinear"}
-
-
-def _torch_mode(node: Node, rank: int) -> tuple[str, bool | None] | None:
-    """(F.interpolate mode, align_corners) equal to the node's attributes, or None."""
-    mode, ctm, nearest = node.mode, node.coordinate_transformation_mode, node.nearest_mode
-    if mode == "nearest":
-        if ctm == "asymmetric" and nearest == "floor":
-            return "nearest", None
-        if (ctm, nearest) in (("half_pixel", "round_prefer_ceil"), ("tf_half_pixel_for_nn", "floor")):
-            return "nearest-exact", None
-        return None
-    if ctm not in ("half_pixel", "align_corners"):
-        return None
-    if mode in ("linear", "linear_onnx") and rank in _LINEAR_BY_RANK:
-        return _LINEAR_BY_RANK[rank], ctm == "align_corners"
-    if mode == "cubic" and rank == 4 and node.cube_coeff == -0.75:
-        return "bicubic", ctm == "align_corners"
-    return None
 
 
 @cpu_kernel("Interpolate")
@@ -46,7 +28,7 @@ def interpolate(node: Node) -> Kernel | None:
     if node.antialias or any(node.pads_begin or []) or any(node.pads_end or []):
         return None
     rank = ps.rank.get_length()
-    chosen = _torch_mode(node, rank)
+    chosen = interpolate_mode(node, rank)
     if chosen is None:
         return None
     mode, align = chosen

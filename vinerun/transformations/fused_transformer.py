@@ -1,4 +1,5 @@
-"""The CPU plugin's transformer ops, made by its attention and LayerNorm fusion passes (never written to IR).
+"""Transformer ops the devices' attention and LayerNorm fusion passes make (internal: never written to IR; the
+CPU and the GPU each register kernels for them).
 
 Each keeps a NumPy reference equal to the subgraph it replaced, and lists the replaced nodes for profiling
 (reported OPTIMIZED_OUT).
@@ -43,7 +44,7 @@ class FusedAttention(_Fused):
     ('qkv', True)
     """
 
-    type_name, version, num_inputs = "FusedAttention", "vinerun_cpu", (3, 4)
+    type_name, version, num_inputs = "FusedAttention", "vinerun", (3, 4)
     scale = Attr("float", 1.0)
     split = Attr("str", "")
     heads = Attr("int", 0)
@@ -132,7 +133,7 @@ class FusedLayerNorm(_Fused):
     1e-05
     """
 
-    type_name, version, num_inputs = "FusedLayerNorm", "vinerun_cpu", (3, 3)
+    type_name, version, num_inputs = "FusedLayerNorm", "vinerun", (3, 3)
     eps = Attr("float", 1e-5)
 
     def infer(self) -> list:
@@ -162,10 +163,10 @@ class FusedLayerNorm(_Fused):
 
 
 def attention_fusion() -> AttentionFusion:
-    """The CPU plugin's attention fusion pass (makes :class:`FusedAttention` nodes)."""
+    """The attention fusion pass (makes :class:`FusedAttention` nodes)."""
     return AttentionFusion(FusedAttention.from_match)
 
 
 def layer_norm_fusion() -> LayerNormFusion:
-    """The CPU plugin's LayerNorm fusion pass (makes :class:`FusedLayerNorm` nodes)."""
+    """The LayerNorm fusion pass (makes :class:`FusedLayerNorm` nodes)."""
     return LayerNormFusion(FusedLayerNorm.from_match)

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Every GPU figure in one run on a machine with a GPU: install, the GPU tests, the ONNX node tests through GPU,
+# real models against the CPU, the server on GPU, compile time cold and with CACHE_DIR, and the performance table
+# against PyTorch. Run from the repository root there:
+#
+#   bash benchmarks/gpu/device_check.sh            # everything (~8 minutes on an H100)
+#   bash benchmarks/gpu/device_check.sh device     # the device's correctness checks only
+#   bash benchmarks/gpu/device_check.sh perf       # the performance table only
+#
+# Packages the machine lacks go in .whl/ as wheels (starlette, uvicorn; onnx 1.23.2 to match CI's), model files
+# of PyPI packages it lacks in .gpumodels/ (silero_vad.onnx, ch_PP-OCRv4_det_infer.onnx, ch_PP-OCRv4_rec_infer.onnx).
+# Logs go to $OUT (default /tmp/vinerun-gpu); each step prints the end of its log and its time.
+set -u
+OUT=${OUT:-/tmp/vinerun-gpu}
+PY=${PY:-python3}
+WHAT=${1:-all}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+START=$(date +%s)
+
+step() {  # step NAME SECONDS COMMAND...: run with a time limit, keep the log, show its end
+  local name=$1 limit=$2 t0 rc
+  shift 2
+  t0=$(date +%s)
+  echo "=== $name (limit ${limit}s, at $(( t0 - START ))s)"
+  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+  rc=$?
+  tail -n "${TAIL:-30}" "$OUT/$name.log" | cut -c1-300
+  echo "--- $name: rc=$rc in $(( $(date +%s) - t0 ))s"
+}
+
+if ls .whl/*.whl >/dev/null 2>&1; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+step install 120 $PY -m pip install --no-deps --no-build-isolation --no-index -e .
+$PY - <<'PY'
+import torch, onnx, vinerun as ov
+core = ov.Core()
+print("torch", torch.__version__, "cuda", torch.version.cuda, "onnx", onnx.__version__, "| devices", core.available_devices)
+for key in ("FULL_DEVICE_NAME", "DEVICE_ARCHITECTURE", "DEVICE_TYPE", "GPU_DEVICE_TOTAL_MEM_SIZE",
+            "GPU_EXECUTION_UNITS_COUNT", "OPTIMIZATION_CAPABILITIES", "DEVICE_UUID", "RANGE_FOR_STREAMS"):
+    print(f"  {key}: {core.get_property('GPU', key)}")
+PY
+
+if [ "$WHAT" != perf ]; then
+  step devices_cli 60 vinerun devices
+  step gpu_tests 150 $PY -m pytest tests/gpu tests/unit/plugins_gpu tests/serving/test_gpu_serving.py -n 8 -p no:cacheprovider -q -rs
+  step onnx_node_tests 170 $PY benchmarks/gpu/onnx_node_tests.py --no-cpu --jobs 8 --json "$OUT/onnx_node_tests.json"
+  step model_checks 120 $PY benchmarks/gpu/model_checks.py --models-dir .gpumodels
+  step serve 60 $PY benchmarks/gpu/serve_check.py --device GPU
+  step compile_cache 90 $PY benchmarks/gpu/cache_check.py
+fi
+if [ "$WHAT" != device ]; then
+  step bench 200 $PY benchmarks/gpu/bench.py --quick --json "$OUT/bench.json"
+fi
+echo "=== done in $(( $(date +%s) - START ))s; logs in $OUT"

@@ -1,0 +1,95 @@
+"""The GPU device on a real GPU: torch tensors in and out without host copies, CUDA graphs, f16 by default."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import vinerun as ov
+import vinerun.opset13 as ops
+from vinerun.plugins.gpu.precision import F16_TOLERANCE
+
+
+def _model() -> ov.Model:
+    rng = np.random.default_rng(0)
+    x = ops.parameter([2, 16, 12, 12], np.float32, name="x")
+    w = ops.constant(rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.1)
+    y = ops.relu(ops.convolution(x, w, [1, 1], [1, 1], [1, 1], [1, 1]))
+    y = ops.sigmoid(ops.multiply(ops.add(y, x), ops.constant(np.float32(0.5))))
+    return ov.Model([y], [x], "gpu_device")
+
+
+@pytest.fixture(scope="module")
+def core() -> ov.Core:
+    return ov.Core()
+
+
+def test_gpu_is_listed(core: ov.Core) -> None:
+    assert "GPU" in core.available_devices
+    assert core.get_property("GPU", "DEVICE_TYPE") is not None
+    assert core.get_property("GPU", "GPU_EXECUTION_UNITS_COUNT") > 1
+
+
+def test_torch_cuda_tensor_in_and_out_without_host_copies(core: ov.Core) -> None:
+    compiled = core.compile_model(_model(), "GPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    x = torch.randn(2, 16, 12, 12, device="cuda")
+    request = compiled.create_infer_request()
+    request.infer({"x": x})
+    out = request.get_output_tensor(0)
+    y = torch.from_dlpack(out)
+    assert y.is_cuda and y.data_ptr() == out.torch.data_ptr()
+    host = compiled(x.cpu().numpy())[0]
+    np.testing.assert_allclose(y.cpu().numpy(), host, rtol=1e-5, atol=1e-5)
+    cpu = core.compile_model(_model(), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(x.cpu().numpy())[0]
+    np.testing.assert_allclose(host, cpu, rtol=1e-4, atol=1e-5)
+
+
+def test_remote_context_tensors(core: ov.Core) -> None:
+    compiled = core.compile_model(_model(), "GPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    ctx = compiled.get_context()
+    assert ctx.get_params()["CONTEXT_TYPE"] == "CUDA"
+    remote = ctx.create_tensor(ov.Type.f32, [2, 16, 12, 12], {})
+    remote.copy_from(np.ones((2, 16, 12, 12), np.float32))
+    request = compiled.create_infer_request()
+    request.infer({"x": remote})
+    pinned = ctx.create_host_tensor(ov.Type.f32, [2, 16, 12, 12])
+    pinned.data[:] = 1
+    np.testing.assert_allclose(torch.from_dlpack(request.get_output_tensor(0)).cpu().numpy(),
+                               compiled(pinned.data)[0], rtol=1e-6)
+
+
+def test_f16_default_within_tolerance_and_replayed_as_a_graph(core: ov.Core) -> None:
+    compiled = core.compile_model(_model(), "GPU")
+    assert compiled.get_property("INFERENCE_PRECISION_HINT") == ov.Type.f16
+    x = np.random.default_rng(2).standard_normal((2, 16, 12, 12)).astype(np.float32)
+    ref = core.compile_model(_model(), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(x)[0]
+    request = compiled.create_infer_request()
+    for _ in range(3):
+        out = request.infer({"x": x})[0]
+    assert np.abs(out - ref).max() <= F16_TOLERANCE * np.abs(ref).max()
+    impl = request._impl
+    assert impl._graphs and not next(iter(impl._graphs.values())).failed  # captured and replayed
+
+
+def test_profiling_has_device_times_and_triton_chains(core: ov.Core) -> None:
+    compiled = core.compile_model(_model(), "GPU", {"PERF_COUNT": True})
+    request = compiled.create_infer_request()
+    request.infer({"x": np.ones((2, 16, 12, 12), np.float32)})
+    executed = [p for p in request.get_profiling_info() if p.status == "EXECUTED"]
+    assert any("cudnn_conv" in p.exec_type for p in executed)
+    assert any("triton_fused" in p.exec_type for p in executed), [p.exec_type for p in executed]
+    assert all(p.real_time.total_seconds() >= 0 for p in executed)
+
+
+def test_async_queue_on_streams(core: ov.Core) -> None:
+    compiled = core.compile_model(_model(), "GPU", {"PERFORMANCE_HINT": "THROUGHPUT"})
+    assert compiled.get_property("NUM_STREAMS") == 2
+    queue = ov.AsyncInferQueue(compiled, compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
+    results: dict[int, np.ndarray] = {}
+    queue.set_callback(lambda request, i: results.__setitem__(i, request.get_output_tensor(0).data.copy()))
+    x = np.random.default_rng(3).standard_normal((2, 16, 12, 12)).astype(np.float32)
+    for i in range(16):
+        queue.start_async({"x": x}, i)
+    queue.wait_all()
+    assert len(results) == 16 and all(np.array_equal(results[0], r) for r in results.values())

@@ -1,0 +1,46 @@
+"""The GPU's graph passes, in order: pattern rewrites (generic ``transformations``), attention and LayerNorm,
+the GPU's convolution / MatMul fusions, element-wise chains, f16 lowering. The device decides which generic
+rewrites it takes; the fused nodes are its own (:mod:`.fused_ops`, :mod:`.eltwise_chain`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from vinerun.ir.model import Model
+from vinerun.plugins.gpu.eltwise_chain import EltwiseChainFusion
+from vinerun.plugins.gpu.fused_ops import gpu_fusions
+from vinerun.plugins.gpu.kernels import has_device_kernel
+from vinerun.plugins.gpu.precision import lower_precision
+from vinerun.transformations.fused_transformer import attention_fusion, layer_norm_fusion
+from vinerun.transformations.gelu_fusion import GeluFusion
+from vinerun.transformations.hswish_fusion import HSwishFusion
+from vinerun.transformations.identity_elimination import IdentityConvertElimination
+from vinerun.transformations.linear_folding import LinearFolding
+from vinerun.transformations.pad_fusion import PadFusion
+from vinerun.transformations.swish_fusion import SwishFusion
+
+
+def rewrite_patterns(model: Model) -> None:
+    """Converts that do nothing out, a constant Pad into the convolution or pooling after it, written-out
+    hard-swish, Swish and GELU into their ops, constant scales and shifts (BatchNorm too) folded into the
+    convolution before them."""
+    IdentityConvertElimination()(model)
+    PadFusion()(model)
+    HSwishFusion()(model)
+    LinearFolding()(model)
+    SwishFusion()(model)
+    GeluFusion()(model)
+
+
+def gpu_passes(model: Model, precision: Any, device: torch.device, custom: frozenset[str] = frozenset()) -> None:
+    """Every GPU pass on ``model``, in place; ops of the ``custom`` types (the user's kernels) are neither fused
+    nor lowered."""
+
+    rewrite_patterns(model)
+    attention_fusion()(model)
+    layer_norm_fusion()(model)
+    gpu_fusions(model)
+    EltwiseChainFusion(lambda node: node.type_name not in custom and has_device_kernel(node, device))(model)
+    lower_precision(model, precision, device, custom)

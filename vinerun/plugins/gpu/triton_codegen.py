@@ -1,0 +1,143 @@
+"""Generated Triton kernels for :class:`~.eltwise_chain.EltwiseChain` nodes.
+
+One kernel per chain: each program loads a block of the running tensor (and of each full-size operand; a
+scalar operand is one load), applies the steps in f32 registers and stores the result once. The source is
+written to a file (Triton compiles from source; ``GPU_DUMP_GRAPHS_PATH`` keeps it for reading) and compiled on
+first launch; Triton's own cache (``TRITON_CACHE_DIR``, set under ``CACHE_DIR``) keeps the binaries, so a second
+compile of the model does not compile again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from vinerun.ir.node import Node
+
+BLOCK = 1024
+_SQRT1_2 = 0.7071067811865476
+
+# the running value is ``x``, the other operand ``o``; ``{p}`` marks ops whose operand order matters
+_UNARY: dict[str, str] = {
+    "Relu": "tl.maximum(x, 0.0)", "Sigmoid": "tl.sigmoid(x)", "Tanh": "2.0 * tl.sigmoid(2.0 * x) - 1.0",
+    "Exp": "tl.exp(x)", "Abs": "tl.abs(x)", "Sqrt": "tl.sqrt(x)", "Negative": "-x",
+    "HSwish": "x * tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0) / 6.0",
+    "HSigmoid": "tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0) / 6.0",
+    "Erf": "tl.math.erf(x)",
+    "SoftPlus": "tl.where(x > 20.0, x, tl.log(1.0 + tl.exp(x)))",
+}
+_BINARY: dict[str, tuple[str, str]] = {  # (running value first, running value second)
+    "Add": ("x + o", "o + x"), "Subtract": ("x - o", "o - x"), "Multiply": ("x * o", "o * x"),
+    "Divide": ("x / o", "o / x"), "Maximum": ("tl.maximum(x, o)", "tl.maximum(o, x)"),
+    "Minimum": ("tl.minimum(x, o)", "tl.minimum(o, x)"), "SquaredDifference": ("(x - o) * (x - o)",) * 2,
+    "PRelu": ("tl.where(x < 0.0, x * o, x)", ""),
+}
+
+
+def _expression(node: Node, position: int, has_operand: bool) -> str | None:
+    """The Triton expression of one step, or None when the generator does not cover it."""
+    t = node.type_name
+    if t in _UNARY and not has_operand:
+        return _UNARY[t]
+    if t in _BINARY and has_operand:
+        return _BINARY[t][position] or None
+    attrs = node.get_attributes()
+    if t == "Clamp":
+        return f"tl.minimum(tl.maximum(x, {float(attrs['min'])!r}), {float(attrs['max'])!r})"
+    if t == "Swish":
+        return "x * tl.sigmoid(o * x)" if has_operand else "x * tl.sigmoid(x)"
+    if t == "Elu":
+        return f"tl.where(x > 0.0, x, {float(attrs['alpha'])!r} * (tl.exp(x) - 1.0))"
+    if t == "Gelu":
+        if str(attrs.get("approximation_mode", "ERF")).upper() == "TANH":
+            return "0.5 * x * (1.0 + (2.0 * tl.sigmoid(1.5957691216057308 * (x + 0.044715 * x * x * x)) - 1.0))"
+        return f"0.5 * x * (1.0 + tl.math.erf(x * {_SQRT1_2!r}))"
+    return None
+
+
+def generate(steps: list[tuple[Node, int, bool]], scalars: list[bool]) -> str | None:
+    """The kernel source for ``steps`` ((node, position, has operand)); ``scalars[k]``: operand k is one element.
+    None when a step is not covered."""
+    body: list[str] = []
+    k = 0
+    for node, position, has_operand in steps:
+        expr = _expression(node, position, has_operand)
+        if expr is None:
+            return None
+        if has_operand:
+            load = f"tl.load(O{k})" if scalars[k] else f"tl.load(O{k} + offs, mask=mask)"
+            body.append(f"    o = {load}.to(tl.float32)")
+            k += 1
+        body.append(f"    x = {expr}")
+    params = "".join(f"O{i}, " for i in range(k))
+    return "\n".join([
+        "import triton",
+        "import triton.language as tl",
+        "",
+        "",
+        "@triton.jit",
+        f"def chain_kernel(X, {params}Y, N, BLOCK: tl.constexpr):",
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)",
+        "    mask = offs < N",
+        "    x = tl.load(X + offs, mask=mask).to(tl.float32)",
+        *body,
+        "    tl.store(Y + offs, x.to(Y.dtype.element_ty), mask=mask)",
+        "",
+    ])
+
+
+def source_dir() -> str:
+    """Where generated sources go: ``GPU_DUMP_GRAPHS_PATH`` when set (see :func:`set_dump_dir`), else a
+    per-process temporary folder."""
+    global _dir
+    if _dir is None:
+        _dir = tempfile.mkdtemp(prefix="vinerun_triton_")
+    return _dir
+
+
+_dir: str | None = None
+
+
+def set_dump_dir(path: str) -> None:
+    global _dir
+    if path:
+        os.makedirs(path, exist_ok=True)
+        _dir = path
+
+
+def set_cache_dir(cache_dir: str) -> None:
+    """Triton's binaries under ``CACHE_DIR`` (a second compile of the model reuses them)."""
+    if cache_dir and "TRITON_CACHE_DIR" not in os.environ:
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(cache_dir, "triton")
+
+
+def load(source: str) -> Callable[..., Any]:
+    """The ``chain_kernel`` of ``source``, imported from a file named by the source's hash."""
+    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
+    path = os.path.join(source_dir(), f"vinerun_chain_{digest}.py")
+    if not os.path.exists(path):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(source)
+    spec = importlib.util.spec_from_file_location(f"vinerun_chain_{digest}", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module.chain_kernel
+
+
+#: launch parameters a tuner tries (the first is the default)
+CANDIDATES = [{"BLOCK": b, "num_warps": w} for b in (BLOCK, 512, 2048, 4096) for w in (4, 8)]
+
+
+def launcher(kernel: Callable[..., Any]) -> Callable[..., None]:
+    """``launch(x, operands, y, params)``: one program per ``params["BLOCK"]`` elements of ``x`` (flat, dense
+    tensors), ``params["num_warps"]`` warps each."""
+
+    def launch(x: Any, operands: list[Any], y: Any, params: dict[str, int] = CANDIDATES[0]) -> None:  # noqa: B006
+        n, block = x.numel(), params["BLOCK"]
+        kernel[((n + block - 1) // block,)](x, *operands, y, n, BLOCK=block, num_warps=params["num_warps"])
+
+    return launch
