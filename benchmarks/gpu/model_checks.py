@@ -9,7 +9,7 @@ Models (nothing is downloaded): ``resnet50`` (``benchmarks/models.py``), ``mobil
 repo's builders in ``model_zoo.py``), ``silero-vad`` (the silero-vad package's ONNX file; ``--steps`` calls with
 the LSTM state fed back, each device feeding back its own state), ``ppocr-det`` / ``ppocr-rec`` (PaddleOCR
 exports shipped by rapidocr-onnxruntime). A model whose package is missing prints ``skipped: <why>``;
-``--onnx-dir`` is searched first for the packaged files (so they can be copied to a machine without the
+``--models-dir`` is searched first for the packaged files (so they can be copied to a machine without the
 packages).
 
     python benchmarks/gpu/model_checks.py                       # a real GPU, or the stand-in where none
@@ -35,9 +35,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # benchmarks/: models.py, model_zoo.py
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # the repo, for vinerun without installing it
 
-import vinerun as ov  # noqa: E402
 from model_zoo import MODELS, mobilenet_v2_onnx  # noqa: E402
 from models import save_resnet50  # noqa: E402
+
+import vinerun as ov  # noqa: E402
 from vinerun.models._common import rng  # noqa: E402
 from vinerun.plugins.gpu import backend as gpu_backend  # noqa: E402
 
@@ -54,7 +55,8 @@ class Check:
     feeds: Callable[[int], list[Feed]]
     argmax: bool = False
     feedback: dict[int, str] = field(default_factory=dict)
-    packaged: str = ""  # the file a package ships (looked up in --onnx-dir first)
+    #: the files a package ships that can stand for this model (looked up in --models-dir first)
+    packaged: tuple[str, ...] = ()
 
 
 def _images(batch: int, size: int = 224) -> list[Feed]:
@@ -99,11 +101,11 @@ def checks(steps: int) -> dict[str, Check]:
         "mobilenetv2": Check("mobilenetv2", _batched("mobilenetv2", _save_mobilenet), _images, argmax=True),
         "bert": Check("bert", _zoo("bert"), lambda b: [MODELS["bert"].inputs()]),
         "silero-vad": Check("silero-vad", _zoo("silero-vad"), _silero_feeds(steps), feedback={1: "state"},
-                            packaged="silero_vad_op18_ifless.onnx"),
+                            packaged=("silero_vad_op18_ifless.onnx", "silero_vad.onnx")),
         "ppocr-det": Check("ppocr-det", _zoo("ppocr-det"), lambda b: [MODELS["ppocr-det"].inputs()],
-                           packaged="ch_PP-OCRv4_det_infer.onnx"),
+                           packaged=("ch_PP-OCRv4_det_infer.onnx",)),
         "ppocr-rec": Check("ppocr-rec", _zoo("ppocr-rec"), lambda b: [MODELS["ppocr-rec"].inputs()], argmax=True,
-                           packaged="ch_PP-OCRv4_rec_infer.onnx"),
+                           packaged=("ch_PP-OCRv4_rec_infer.onnx",)),
     }
 
 
@@ -156,8 +158,9 @@ def compile_and_run(core: ov.Core, path: str, device: str, config: dict[str, str
 def check_model(check: Check, folder: str, batch: int, tolerance: float, onnx_dir: str | None) -> bool:
     """Print one model's figures; whether GPU-f32 is within tolerance (True when skipped)."""
     try:
-        found = check.packaged and onnx_dir and os.path.join(onnx_dir, check.packaged)
-        path = found if found and os.path.exists(found) else check.build(folder, batch)
+        found = [os.path.join(onnx_dir, f) for f in check.packaged if onnx_dir]
+        found = [f for f in found if os.path.exists(f)]
+        path = found[0] if found else check.build(folder, batch)
     except (RuntimeError, ImportError) as exc:
         print(f"{check.name}: skipped: {exc}", flush=True)
         return True
@@ -199,7 +202,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--tolerance", type=float, default=1e-4, help="limit of GPU-f32's relative error (1e-4)")
     p.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "vinerun_gpu_models"),
                    help="where built models are written (and reused)")
-    p.add_argument("--onnx-dir", help="a folder searched first for the packaged ONNX files (silero, PP-OCR)")
+    p.add_argument("--models-dir", "--onnx-dir", dest="onnx_dir",
+                   help="a folder searched first for the packaged ONNX files (silero-vad, PP-OCR), for a machine "
+                        "without those packages")
     return p.parse_args(argv)
 
 

@@ -177,3 +177,18 @@ def test_tuning_file_is_written_once_and_reused(tmp_path) -> None:  # noqa: ANN0
     assert reuse.choose("other", candidates, time_of) == {"BLOCK": 1024} and len(timed) == 3  # no tuning
     TuningStore(TuningMode.TUNING_RETUNE, path).choose("k", candidates, time_of)
     assert len(timed) == 6
+
+
+def test_tensor_iterator_is_unrolled_onto_device_kernels(stand_in: backend.GpuDevice) -> None:
+    from tests.unit.test_unroll_iterators import _rnn_iterator
+
+    model = _rnn_iterator(1)
+    feeds = [np.full((4, 1, 3), 0.3, np.float32), np.ones((1, 3), np.float32)]
+    core = ov.Core()
+    expected = core.compile_model(model, "CPU", F32)(feeds)
+    for unroll, host in ((True, False), (False, True)):
+        compiled = core.compile_model(model, "GPU", {**F32, "PERF_COUNT": True, "GPU_ENABLE_LOOP_UNROLLING": unroll})
+        request = compiled.create_infer_request()
+        got = request.infer(feeds)
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-6)
+        assert any(p.exec_type == "host_ref" for p in request.get_profiling_info()) == host

@@ -42,10 +42,11 @@ from vinerun.transformations import common_cleanup
 THROUGHPUT_STREAMS = 2
 
 
-def compile_plan(model: Model, precision: Any, device: GpuDevice, custom: dict[str, Any] | None = None) -> GpuPlan:
+def compile_plan(model: Model, precision: Any, device: GpuDevice, custom: dict[str, Any] | None = None,
+                 unroll: bool = True) -> GpuPlan:
     """The GPU's graph passes on ``model`` (in place), then its plan (``custom``: ``CONFIG_FILE`` kernels; the
-    passes leave ops of those types alone)."""
-    gpu_passes(model, precision, device.torch_device, frozenset(custom or ()))
+    passes leave ops of those types alone; ``unroll``: ``GPU_ENABLE_LOOP_UNROLLING``)."""
+    gpu_passes(model, precision, device.torch_device, frozenset(custom or ()), unroll)
     return GpuPlan(model, device, custom)
 
 
@@ -75,10 +76,11 @@ class GPUCompiledModel(ICompiledModel):
         triton_codegen.set_cache_dir(config.get("CACHE_DIR"))
         triton_codegen.set_dump_dir(config.get("GPU_DUMP_GRAPHS_PATH"))
         self.custom = load_custom_layers(config.get("CONFIG_FILE"))
+        self._unroll = bool(config.get("GPU_ENABLE_LOOP_UNROLLING"))
         #: TUNING_MODE / TUNING_FILE: kernels made now tune their launches at their first run (the warm-up)
         self.tuning = tuning.tuning(config.get("TUNING_MODE"), config.get("TUNING_FILE"))
         with self.tuning:
-            self.plan = compile_plan(self.model, self.precision, device, self.custom)
+            self.plan = compile_plan(self.model, self.precision, device, self.custom, self._unroll)
         self.specialized: SpecializedPlans | None = None
         if any(p.get_output_partial_shape(0).is_dynamic for p in self._unfused.get_parameters()):
             self.specialized = SpecializedPlans(self._specialize)
@@ -147,7 +149,7 @@ class GPUCompiledModel(ICompiledModel):
         model.reshape({i: list(shape) for i, shape in enumerate(shapes)})
         common_cleanup()(model)
         model.validate_nodes_and_infer_types()
-        return compile_plan(model, self.precision, self.gpu, self.custom)
+        return compile_plan(model, self.precision, self.gpu, self.custom, self._unroll)
 
     def plan_for(self, inputs: list[Any]) -> GpuPlan:
         if self.specialized is None:

@@ -13,6 +13,7 @@ from vinerun.plugins.gpu.eltwise_chain import EltwiseChainFusion
 from vinerun.plugins.gpu.fused_ops import gpu_fusions
 from vinerun.plugins.gpu.kernels import has_device_kernel
 from vinerun.plugins.gpu.precision import lower_precision
+from vinerun.transformations import common_cleanup
 from vinerun.transformations.fused_transformer import attention_fusion, layer_norm_fusion
 from vinerun.transformations.gelu_fusion import GeluFusion
 from vinerun.transformations.hswish_fusion import HSwishFusion
@@ -20,6 +21,7 @@ from vinerun.transformations.identity_elimination import IdentityConvertEliminat
 from vinerun.transformations.linear_folding import LinearFolding
 from vinerun.transformations.pad_fusion import PadFusion
 from vinerun.transformations.swish_fusion import SwishFusion
+from vinerun.transformations.unroll_iterators import UnrollIterators
 
 
 def rewrite_patterns(model: Model) -> None:
@@ -34,9 +36,13 @@ def rewrite_patterns(model: Model) -> None:
     GeluFusion()(model)
 
 
-def gpu_passes(model: Model, precision: Any, device: torch.device, custom: frozenset[str] = frozenset()) -> None:
+def gpu_passes(model: Model, precision: Any, device: torch.device, custom: frozenset[str] = frozenset(),
+               unroll: bool = True) -> None:
     """Every GPU pass on ``model``, in place; ops of the ``custom`` types (the user's kernels) are neither fused
-    nor lowered."""
+    nor lowered. ``unroll`` (``GPU_ENABLE_LOOP_UNROLLING``): TensorIterator / Loop with a known count become copies
+    of their bodies first, so their ops run on device kernels instead of the host interpreter."""
+    if unroll and UnrollIterators()(model).modified:
+        common_cleanup()(model)  # slices of constants, shape arithmetic of the copies
 
     rewrite_patterns(model)
     attention_fusion()(model)
