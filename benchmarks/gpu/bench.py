@@ -279,7 +279,7 @@ def eager_setup(module: Any, feed: dict[str, Any], dtype: Any, device: Any) -> S
 
         def call() -> Any:
             with torch.inference_mode():
-                return m(**inputs)
+                return m(*inputs.values())
         return call
     return setup
 
@@ -295,11 +295,11 @@ def graph_setup(module: Any, feed: dict[str, Any], dtype: Any, device: Any) -> S
         with torch.inference_mode():
             with torch.cuda.stream(side):
                 for _ in range(3):
-                    m(**static)
+                    m(*static.values())
             torch.cuda.current_stream(device).wait_stream(side)
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
-                out = m(**static)
+                out = m(*static.values())
 
         def call() -> Any:
             for k, v in inputs.items():
@@ -318,7 +318,7 @@ def compile_setup(module: Any, feed: dict[str, Any], dtype: Any, device: Any, ba
 
         def call() -> Any:
             with torch.inference_mode():
-                return compiled(**inputs)
+                return compiled(*inputs.values())
         for _ in range(2):  # reduce-overhead records its CUDA graph on the calls after the first
             call()
         return call

@@ -3,7 +3,7 @@
 # real models against the CPU, the server on GPU, compile time cold and with CACHE_DIR, and the performance table
 # against PyTorch. Run from the repository root there:
 #
-#   bash benchmarks/gpu/device_check.sh            # everything (~8 minutes on an H100)
+#   bash benchmarks/gpu/device_check.sh            # everything (~9 minutes on an H100)
 #   bash benchmarks/gpu/device_check.sh device     # the device's correctness checks only
 #   bash benchmarks/gpu/device_check.sh perf       # the performance table only
 #
@@ -43,14 +43,14 @@ for key in ("FULL_DEVICE_NAME", "DEVICE_ARCHITECTURE", "DEVICE_TYPE", "GPU_DEVIC
 PY
 
 if [ "$WHAT" != perf ]; then
-  step devices_cli 60 vinerun devices
-  step gpu_tests 150 $PY -m pytest tests/gpu tests/unit/plugins_gpu tests/serving/test_gpu_serving.py -n 8 -p no:cacheprovider -q -rs
-  step onnx_node_tests 170 $PY benchmarks/gpu/onnx_node_tests.py --no-cpu --jobs 8 --json "$OUT/onnx_node_tests.json"
-  step model_checks 120 $PY benchmarks/gpu/model_checks.py --models-dir .gpumodels
-  step serve 60 $PY benchmarks/gpu/serve_check.py --device GPU
-  step compile_cache 90 $PY benchmarks/gpu/cache_check.py
+  step gpu_tests 90 $PY -m pytest tests/gpu -n 4 -p no:cacheprovider -q -rs
+  step onnx_node_tests 80 $PY benchmarks/gpu/onnx_node_tests.py --no-cpu --jobs 12 --json "$OUT/onnx_node_tests.json"
+  step compile_cache 60 $PY benchmarks/gpu/cache_check.py --models resnet50
+  step serve 40 $PY benchmarks/gpu/serve_check.py --device GPU
+  step model_checks 90 $PY benchmarks/gpu/model_checks.py --models-dir .gpumodels
+  step devices_cli 20 vinerun devices
 fi
 if [ "$WHAT" != device ]; then
-  step bench 200 $PY benchmarks/gpu/bench.py --quick --json "$OUT/bench.json"
+  step bench 300 $PY benchmarks/gpu/bench.py --quick --json "$OUT/bench.json"
 fi
 echo "=== done in $(( $(date +%s) - START ))s; logs in $OUT"

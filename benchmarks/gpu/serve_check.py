@@ -63,8 +63,9 @@ def main() -> int:
     x = cnn_inputs()["data"] if "data" in cnn_inputs() else next(iter(cnn_inputs().values()))
     expected = ov.Core().compile_model(cnn_model(), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(x)[0]
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-c", "from vinerun.tools.cli import main; main()", "serve", "--model_name", "cnn", "--model_path",
-                             str(folder / "cnn"), "--target_device", args.device, "--rest_port", str(port)])
+    cli = [sys.executable, "-c", "from vinerun.tools.cli import main; main()"]
+    proc = subprocess.Popen([*cli, "serve", "--model_name", "cnn", "--model_path", str(folder / "cnn"),
+                             "--target_device", args.device, "--rest_port", str(port)])
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(base, proc)

@@ -83,7 +83,7 @@ def test_profiling_has_device_times_and_triton_chains(core: ov.Core) -> None:
 
 
 def test_async_queue_on_streams(core: ov.Core) -> None:
-    compiled = core.compile_model(_model(), "GPU", {"PERFORMANCE_HINT": "THROUGHPUT"})
+    compiled = core.compile_model(_model(), "GPU", {"PERFORMANCE_HINT": "THROUGHPUT", "ALLOW_AUTO_BATCHING": False})
     assert compiled.get_property("NUM_STREAMS") == 2
     queue = ov.AsyncInferQueue(compiled, compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
     results: dict[int, np.ndarray] = {}

@@ -22,14 +22,7 @@ from tests.conformance.onnx_expected_failures import EXPECTED_FAILURES, UNCOMPAR
 SAMPLE = 4
 
 #: (regex on the test name, reason): cases the GPU fails and the CPU passes
-GPU_EXPECTED_FAILURES: list[tuple[str, str]] = [
-    (r"test_(identity_opt|identity_sequence|if_opt|if_seq|loop13_seq|optional_get_element_(optional_)?sequence"
-     r"|sequence_insert_at_(back|front)|sequence_map_\w+|split_to_sequence_\w+)$",
-     "sequence values: kernels.to_device turns a list of tensors into one array (or fails on unequal shapes), "
-     "so host kernels get no list and outputs come back stacked"),
-    (r"test_optional_has_element_empty_optional_input$", "an empty optional input reads as present"),
-    (r"test_range_bfloat16_type_positive_delta_expanded$", "the bf16 Loop's output has shape (2, 1), not (2,)"),
-]
+GPU_EXPECTED_FAILURES: list[tuple[str, str]] = []
 
 
 class GpuBackend(VinerunBackend):

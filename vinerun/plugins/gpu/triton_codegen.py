@@ -1,10 +1,11 @@
 """Generated Triton kernels for :class:`~.eltwise_chain.EltwiseChain` nodes.
 
 One kernel per chain: each program loads a block of the running tensor (and of each full-size operand; a
-scalar operand is one load), applies the steps in f32 registers and stores the result once. The source is
-written to a file (Triton compiles from source; ``GPU_DUMP_GRAPHS_PATH`` keeps it for reading) and compiled on
-first launch; Triton's own cache (``TRITON_CACHE_DIR``, set under ``CACHE_DIR``) keeps the binaries, so a second
-compile of the model does not compile again.
+scalar operand is one load), applies the steps in f32 registers and stores the result once. Transcendental
+functions come from libdevice, and division and square root round as IEEE (``div_rn``, ``sqrt_rn``), as PyTorch
+computes them. The source is written to a file (Triton compiles from source; ``GPU_DUMP_GRAPHS_PATH`` keeps it for
+reading) and compiled on first launch; Triton's own cache (``TRITON_CACHE_DIR``, set under ``CACHE_DIR``) keeps
+the binaries, so a second compile of the model does not compile again.
 """
 
 from __future__ import annotations
@@ -23,16 +24,18 @@ _SQRT1_2 = 0.7071067811865476
 
 # the running value is ``x``, the other operand ``o``; ``{p}`` marks ops whose operand order matters
 _UNARY: dict[str, str] = {
-    "Relu": "tl.maximum(x, 0.0)", "Sigmoid": "tl.sigmoid(x)", "Tanh": "2.0 * tl.sigmoid(2.0 * x) - 1.0",
-    "Exp": "tl.exp(x)", "Abs": "tl.abs(x)", "Sqrt": "tl.sqrt(x)", "Negative": "-x",
+    "Relu": "tl.maximum(x, 0.0)", "Sigmoid": "tl.sigmoid(x)", "Tanh": "libdevice.tanh(x)",
+    "Exp": "tl.exp(x)", "Abs": "tl.abs(x)", "Sqrt": "tl.sqrt_rn(x)", "Negative": "-x",
     "HSwish": "x * tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0) / 6.0",
     "HSigmoid": "tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0) / 6.0",
-    "Erf": "tl.math.erf(x)",
-    "SoftPlus": "tl.where(x > 20.0, x, tl.log(1.0 + tl.exp(x)))",
+    "Erf": "libdevice.erf(x)",
+    # log(1 + e^x) without overflow, and without losing small values far below 0
+    "SoftPlus": "tl.maximum(x, 0.0) + libdevice.log1p(tl.exp(-tl.abs(x)))",
 }
 _BINARY: dict[str, tuple[str, str]] = {  # (running value first, running value second)
     "Add": ("x + o", "o + x"), "Subtract": ("x - o", "o - x"), "Multiply": ("x * o", "o * x"),
-    "Divide": ("x / o", "o / x"), "Maximum": ("tl.maximum(x, o)", "tl.maximum(o, x)"),
+    "Divide": ("tl.math.div_rn(x, o)", "tl.math.div_rn(o, x)"),  # IEEE division, as PyTorch's
+    "Maximum": ("tl.maximum(x, o)", "tl.maximum(o, x)"),
     "Minimum": ("tl.minimum(x, o)", "tl.minimum(o, x)"), "SquaredDifference": ("(x - o) * (x - o)",) * 2,
     "PRelu": ("tl.where(x < 0.0, x * o, x)", ""),
 }
@@ -54,8 +57,8 @@ def _expression(node: Node, position: int, has_operand: bool) -> str | None:
         return f"tl.where(x > 0.0, x, {float(attrs['alpha'])!r} * (tl.exp(x) - 1.0))"
     if t == "Gelu":
         if str(attrs.get("approximation_mode", "ERF")).upper() == "TANH":
-            return "0.5 * x * (1.0 + (2.0 * tl.sigmoid(1.5957691216057308 * (x + 0.044715 * x * x * x)) - 1.0))"
-        return f"0.5 * x * (1.0 + tl.math.erf(x * {_SQRT1_2!r}))"
+            return "0.5 * x * (1.0 + libdevice.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))"
+        return f"0.5 * x * (1.0 + libdevice.erf(x * {_SQRT1_2!r}))"
     return None
 
 
@@ -77,6 +80,7 @@ def generate(steps: list[tuple[Node, int, bool]], scalars: list[bool]) -> str | 
     return "\n".join([
         "import triton",
         "import triton.language as tl",
+        "from triton.language.extra import libdevice",
         "",
         "",
         "@triton.jit",

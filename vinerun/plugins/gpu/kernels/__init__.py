@@ -71,13 +71,17 @@ def gpu_kernel(*type_names: str) -> Callable[[Factory], Factory]:
 
 
 def to_device(value: Any, device: torch.device) -> Any:
-    """A host array as a device tensor (bf16 via its bits); a type PyTorch lacks stays a host array."""
+    """A host array as a device tensor (bf16 via its bits); a type PyTorch lacks stays a host array; ONNX sequences
+    (lists) and absent optional values (None) stay on the host as they are."""
     if isinstance(value, torch.Tensor):
         return value.to(device)
+    if value is None or isinstance(value, (list, tuple)):
+        return value
     if not isinstance(value, np.ndarray):
         value = np.asarray(value)
     if value.dtype == _BF16:
-        return torch.from_numpy(np.ascontiguousarray(value).view(np.int16)).to(device).view(torch.bfloat16)
+        # np.array, not np.ascontiguousarray: that makes a 0-d array 1-d
+        return torch.from_numpy(np.array(value, copy=True, order="C").view(np.int16)).to(device).view(torch.bfloat16)
     if value.dtype.type not in _NUMPY_OF_TORCH.values():
         return value
     return torch.from_numpy(np.array(value, copy=True, order="C")).to(device)

@@ -57,12 +57,37 @@ def _timed(launch: Any, y: torch.Tensor, operands: list[torch.Tensor]) -> Any:
     return time_of
 
 
+def _current_ops(node: Node, n_head: int) -> tuple[Node | None, list[Node]]:
+    """The chain's head and steps as nodes reading the chain's inputs as they are now: a pass after the fusion (f16
+    lowering) may have changed their types, which the detached originals do not see. Each is detached again at
+    once, so that the graph never lists it as a consumer."""
+    inputs = node.input_values()
+    made: list[Node] = []
+    head = node.head  # type: ignore[attr-defined]
+    if head is not None:
+        head = head.clone_with_new_inputs(inputs[:n_head])
+        made.append(head)
+    running = head.output(0) if head is not None else inputs[0]
+    steps = []
+    for s in node.steps:  # type: ignore[attr-defined]
+        args = [running] if s.operand is None else [None, None]
+        if s.operand is not None:
+            args[s.position], args[1 - s.position] = running, inputs[s.operand]
+        step = s.node.clone_with_new_inputs(args)
+        steps.append(step)
+        made.append(step)
+        running = step.output(0)
+    for n in made:
+        n.detach()
+    return head, steps
+
+
 @gpu_kernel("EltwiseChain")
 def eltwise_chain(node: Node, device: torch.device) -> GpuKernel | None:
-    head = node.head  # type: ignore[attr-defined]
     n_head = node.head_inputs  # type: ignore[attr-defined]
+    head, step_nodes = _current_ops(node, n_head)
     head_kernel = select_kernel(head, device) if head is not None else None
-    step_kernels = [select_kernel(s.node, device) for s in node.steps]  # type: ignore[attr-defined]
+    step_kernels = [select_kernel(n, device) for n in step_nodes]
     if (head_kernel is not None and head_kernel.host) or any(k.host for k in step_kernels):
         return None
     steps = node.steps  # type: ignore[attr-defined]

@@ -52,7 +52,14 @@ def interpolate(node: Node, device: torch.device) -> GpuKernel | None:
         # the reference adds an epsilon: taken for a static shape where the two sizes agree
         ps = node.get_input_partial_shape(0)
         if not ps.is_static:
-            return None
+            # whole scale factors give size * scale exactly either way: any input shape
+            full = [1.0] * rank
+            for a, f in zip(axes, np.asarray(target, np.float64).reshape(-1), strict=False):
+                full[a] = float(f)
+            if any(f != int(f) or f < 1 for f in full[2:]):
+                return None
+            whole = {"scale_factor": full[2:], "recompute_scale_factor": False, **kwargs}
+            return GpuKernel(lambda x: [F.interpolate(x[0], **whole)], exec_type)
         shape = [d.get_length() for d in ps]
         out_shape, scales = node._plan(shape, target, axes)
         if any(math.floor(s * f) != o for s, f, o in zip(shape[2:], scales[2:], out_shape[2:], strict=True)):
