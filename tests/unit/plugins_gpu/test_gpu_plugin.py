@@ -192,3 +192,10 @@ def test_tensor_iterator_is_unrolled_onto_device_kernels(stand_in: backend.GpuDe
         got = request.infer(feeds)
         np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-6)
         assert any(p.exec_type == "host_ref" for p in request.get_profiling_info()) == host
+
+
+def test_graph_runner_leaves_sequences_to_the_plan() -> None:
+    from vinerun.plugins.gpu.plan import GraphRunner
+
+    runner = GraphRunner.__new__(GraphRunner)  # the check comes before any CUDA work
+    assert runner.run([[np.zeros(2, np.float32)]]) is None and runner.run([None]) is None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import numpy as np
 import torch
 
 from vinerun.errors import InferenceError, VinerunError
@@ -193,6 +194,8 @@ class GraphRunner:
         """The outputs, or None when these inputs cannot be replayed (the caller runs the plan).
 
         Host arrays go through pinned staging buffers (one memcpy, then an asynchronous upload on the stream)."""
+        if not all(isinstance(x, (torch.Tensor, np.ndarray)) for x in inputs):
+            return None  # ONNX sequences, absent optionals: the plan runs them as they are
         key = tuple((tuple(x.shape), str(x.dtype)) for x in inputs)
         entry = self._graphs.get(key)
         if entry is None:
