@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from vinerun.errors import InferenceError, VinerunError
 from vinerun.ir.core_ops import Constant, Parameter, Result
 from vinerun.ir.interpreter import body_runner
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.plugin_api.infer_request import ProfilingInfo
+from vinerun.plugin_api.kernel_registry import node_error
 from vinerun.plugins.cpu.kernels import Kernel, select_kernel
 from vinerun.plugins.cpu.native_segment import Segment, SegmentError
 from vinerun.plugins.cpu.native_segment import enabled as native_enabled
@@ -217,9 +217,9 @@ class Plan:
                 for s in free:
                     values[s] = None
         except SegmentError as e:
-            raise _node_error(e.node, e.cause) from e.cause
+            raise node_error(e.node, e.cause) from e.cause
         except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
-            raise _node_error(self.items[i].node, e) from e
+            raise node_error(self.items[i].node, e) from e
 
     def _run_profiled(self, values: list[Any], profile: list[ProfilingInfo]) -> None:
         for step in self.steps:
@@ -229,7 +229,7 @@ class Plan:
             try:
                 outs = step.kernel.fn(args)
             except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
-                raise _node_error(node, e) from e
+                raise node_error(node, e) from e
             profile.append(ProfilingInfo(node.friendly_name, node.type_name, step.kernel.exec_type, "EXECUTED",
                                          timedelta(seconds=time.perf_counter() - t0),
                                          timedelta(seconds=time.process_time() - c0)))
@@ -245,12 +245,3 @@ class Plan:
         if plan is None:
             plan = self._bodies[id(body)] = Plan(body)
         return plan.run(list(inputs))
-
-
-def _node_error(node: Node, e: Exception) -> Exception:
-    """``e`` with the failing node named (a VinerunError keeps its type)."""
-    if isinstance(e, VinerunError):
-        if f"'{node.friendly_name}'" in str(e):
-            return e
-        return type(e)(f"{node.type_name} '{node.friendly_name}': {e}")
-    return InferenceError(f"{node.type_name} '{node.friendly_name}' failed: {type(e).__name__}: {e}")

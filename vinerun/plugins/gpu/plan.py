@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from vinerun.errors import InferenceError, VinerunError
 from vinerun.ir.core_ops import Constant, Parameter, Result
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.plugin_api.infer_request import ProfilingInfo
+from vinerun.plugin_api.kernel_registry import node_error
 from vinerun.plugins.gpu.backend import GpuDevice
 from vinerun.plugins.gpu.kernels import GpuKernel, select_kernel, to_device
 
@@ -142,7 +142,7 @@ class GpuPlan:
                 for s in step.free:
                     values[s] = None
         except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
-            raise _node_error(step.node, e) from e  # type: ignore[union-attr]
+            raise node_error(step.node, e, "GPU") from e  # type: ignore[union-attr]
 
     def _run_profiled(self, values: list[Any], profile: list[ProfilingInfo]) -> None:
         """Each step timed: device time from CUDA events around it, host time from the process clock."""
@@ -158,7 +158,7 @@ class GpuPlan:
             try:
                 res = step.kernel.fn(args)
             except Exception as e:  # noqa: BLE001
-                raise _node_error(step.node, e) from e
+                raise node_error(step.node, e, "GPU") from e
             if cuda:
                 end.record()  # type: ignore[union-attr]
             records.append((step, start, end, time.perf_counter() - t0, time.process_time() - c0))
@@ -243,12 +243,3 @@ def _custom_kernel(node: Node, entry: Any) -> GpuKernel:
     """A ``CONFIG_FILE`` kernel: ``entry(inputs, attributes)``."""
     attrs = node.get_attributes()
     return GpuKernel(lambda inputs: list(entry(inputs, attrs)), "custom")
-
-
-def _node_error(node: Node, e: Exception) -> Exception:
-    """``e`` with the failing node named (a VinerunError keeps its type)."""
-    if isinstance(e, VinerunError):
-        if f"'{node.friendly_name}'" in str(e):
-            return e
-        return type(e)(f"{node.type_name} '{node.friendly_name}': {e}")
-    return InferenceError(f"{node.type_name} '{node.friendly_name}' failed on GPU: {type(e).__name__}: {e}")

@@ -7,13 +7,12 @@ Modules in this package are imported automatically and register with ``@cpu_kern
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from vinerun.ir.node import Node
+from vinerun.plugin_api.kernel_registry import KernelRegistry
 
 KernelFn = Callable[[list[Any]], list[Any]]
 
@@ -31,18 +30,9 @@ class Kernel:
 
 
 Factory = Callable[[Node], Kernel | None]
-_FACTORIES: dict[str, list[Factory]] = {}
-
-
-def cpu_kernel(*type_names: str) -> Callable[[Factory], Factory]:
-    """Register a kernel factory for the given op type names."""
-
-    def deco(factory: Factory) -> Factory:
-        for t in type_names:
-            _FACTORIES.setdefault(t, []).append(factory)
-        return factory
-
-    return deco
+_REGISTRY = KernelRegistry(__name__, __path__)
+#: ``@cpu_kernel("Relu", ...)``: register a kernel factory for the given op type names
+cpu_kernel = _REGISTRY.kernel
 
 
 def reference_kernel(node: Node) -> Kernel:
@@ -54,8 +44,7 @@ def select_kernel(node: Node) -> Kernel:
 
     A node computing in bf16 (its output 0 is bf16) reports it: its exec type ends in ``_bf16``.
     """
-    _load_all()
-    kernel = next((k for k in (f(node) for f in _FACTORIES.get(node.type_name, [])) if k is not None), None)
+    kernel = next((k for k in (f(node) for f in _REGISTRY.for_type(node.type_name)) if k is not None), None)
     kernel = kernel or reference_kernel(node)
     if _computes_bf16(node) and not kernel.exec_type.endswith("_bf16"):
         kernel.exec_type += "_bf16"
@@ -64,16 +53,3 @@ def select_kernel(node: Node) -> Kernel:
 
 def _computes_bf16(node: Node) -> bool:
     return node.get_output_size() > 0 and node.get_output_element_type(0).get_type_name() == "bf16"
-
-
-_loaded = False
-
-
-def _load_all() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not m.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{m.name}")

@@ -11,8 +11,6 @@ Values in a GPU plan are torch tensors on the plan's device; element types PyTor
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +21,7 @@ import torch
 
 from vinerun.ir.core_ops import Constant
 from vinerun.ir.node import Node
+from vinerun.plugin_api.kernel_registry import KernelRegistry
 
 KernelFn = Callable[[list[Any]], list[Any]]
 
@@ -56,18 +55,9 @@ class GpuKernel:
 
 
 Factory = Callable[[Node, torch.device], GpuKernel | None]
-_FACTORIES: dict[str, list[Factory]] = {}
-
-
-def gpu_kernel(*type_names: str) -> Callable[[Factory], Factory]:
-    """Register a kernel factory for the given op type names."""
-
-    def deco(factory: Factory) -> Factory:
-        for t in type_names:
-            _FACTORIES.setdefault(t, []).append(factory)
-        return factory
-
-    return deco
+_REGISTRY = KernelRegistry(__name__, __path__)
+#: ``@gpu_kernel("Relu", ...)``: register a kernel factory for the given op type names
+gpu_kernel = _REGISTRY.kernel
 
 
 def to_device(value: Any, device: torch.device) -> Any:
@@ -132,8 +122,7 @@ def host_kernel(node: Node, device: torch.device) -> GpuKernel:
 
 def select_kernel(node: Node, device: torch.device) -> GpuKernel:
     """The first registered kernel that accepts ``node``, else the host reference."""
-    _load_all()
-    for factory in _FACTORIES.get(node.type_name, []):
+    for factory in _REGISTRY.for_type(node.type_name):
         kernel = factory(node, device)
         if kernel is not None:
             return kernel
@@ -142,18 +131,4 @@ def select_kernel(node: Node, device: torch.device) -> GpuKernel:
 
 def has_device_kernel(node: Node, device: torch.device) -> bool:
     """Whether a device kernel (not the host reference) takes ``node`` (``query_model``'s answer)."""
-    _load_all()
-    return any(f(node, device) is not None for f in _FACTORIES.get(node.type_name, []))
-
-
-_loaded = False
-
-
-def _load_all() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not m.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{m.name}")
+    return any(f(node, device) is not None for f in _REGISTRY.for_type(node.type_name))
