@@ -199,3 +199,33 @@ def test_graph_runner_leaves_sequences_to_the_plan() -> None:
 
     runner = GraphRunner.__new__(GraphRunner)  # the check comes before any CUDA work
     assert runner.run([[np.zeros(2, np.float32)]]) is None and runner.run([None]) is None
+
+
+def test_profiling_of_merged_convolutions_fused_matmul_and_a_host_layer(stand_in: backend.GpuDevice) -> None:
+    """Split -> 3 equal convolutions -> Concat runs as one grouped convolution; MatMul + ReLU as one GEMM; NMS on
+    the host inside the plan (and ``query_model`` claims it, as OpenVINO's GPU plugin does its CPU layers)."""
+    from tests.unit.plugins_gpu.test_gpu_fusions import _split_convs
+    from vinerun.ir.core_ops import Result
+
+    x, concat = _split_convs(False)
+    image_out = Result(concat)
+    a = ops.parameter([2, 8], np.float32, name="a")
+    dense = ops.relu(ops.matmul(a, ops.constant(np.ones((8, 4), np.float32)), False, False))
+    boxes = ops.parameter([1, 3, 4], np.float32, name="boxes")
+    scores = ops.parameter([1, 1, 3], np.float32, name="scores")
+    nms = ops.non_max_suppression(boxes, scores, ops.constant(np.int64(2)), ops.constant(np.float32(0.5)))
+    model = ov.Model([image_out, ops.result(dense), ops.result(nms.output(0))], [x, a, boxes, scores])
+    core = ov.Core()
+    assert core.query_model(model, "GPU")[nms.friendly_name] == "GPU"
+    compiled = core.compile_model(model, "GPU", {**F32, "PERF_COUNT": True})
+    request = compiled.create_infer_request()
+    box_data = np.array([[[0, 0, 1, 1], [0, 0, 1, 1.01], [2, 2, 3, 3]]], np.float32)
+    feeds = [np.ones((1, 6, 5, 5), np.float32), np.ones((2, 8), np.float32), box_data,
+             np.array([[[0.9, 0.8, 0.7]]], np.float32)]
+    out = request.infer(feeds)
+    np.testing.assert_array_equal(out[2], core.compile_model(model, "CPU", F32)(feeds)[2])
+    info = {(p.node_type, p.exec_type, p.status) for p in request.get_profiling_info()}
+    assert ("GroupConvolution", "cudnn_conv", "EXECUTED") in info
+    assert any(t == "FusedMatMul" and e.startswith("cublas_gemm") for t, e, _ in info)
+    assert ("Relu", "undef", "OPTIMIZED_OUT") in info
+    assert ("NonMaxSuppression", "host_ref", "EXECUTED") in info
