@@ -28,7 +28,7 @@ from vinerun.plugin_api.property_table import PropertyValues
 from vinerun.plugin_api.specialize import Shapes, SpecializedPlans
 from vinerun.plugins.gpu import device_info, triton_codegen, tuning
 from vinerun.plugins.gpu.backend import GpuDevice
-from vinerun.plugins.gpu.config import COMPILED_TABLE, PLUGIN_TABLE, Throttle, effective_precision
+from vinerun.plugins.gpu.config import COMPILED_TABLE, TUNABLE, Throttle, effective_precision
 from vinerun.plugins.gpu.custom_layers import load_custom_layers
 from vinerun.plugins.gpu.kernels import TORCH_DTYPES, to_host
 from vinerun.plugins.gpu.passes import gpu_passes
@@ -77,9 +77,8 @@ class GPUCompiledModel(ICompiledModel):
         triton_codegen.set_dump_dir(config.get("GPU_DUMP_GRAPHS_PATH"))
         self.custom = load_custom_layers(config.get("CONFIG_FILE"))
         self._unroll = bool(config.get("GPU_ENABLE_LOOP_UNROLLING"))
-        #: TUNING_MODE / TUNING_FILE: kernels made now tune their launches at their first run (the warm-up)
-        self.tuning = tuning.tuning(config.get("TUNING_MODE"), config.get("TUNING_FILE"))
-        with self.tuning:
+        # TUNING_MODE / TUNING_FILE: kernels made now keep the store and tune their launches at their first run
+        with tuning.tuning(config.get("TUNING_MODE"), config.get("TUNING_FILE")):
             self.plan = compile_plan(self.model, self.precision, device, self.custom, self._unroll)
         self.specialized: SpecializedPlans | None = None
         if any(p.get_output_partial_shape(0).is_dynamic for p in self._unfused.get_parameters()):
@@ -89,10 +88,7 @@ class GPUCompiledModel(ICompiledModel):
         self._next_stream = itertools.count()
         self._dump(config.get("GPU_DUMP_GRAPHS_PATH"))
         self._warm_up()
-        self.tuning = None
-        self.properties = PropertyValues(COMPILED_TABLE, {k: config.get(k) for k in COMPILED_TABLE.props
-                                                          if k in PLUGIN_TABLE.props and k in TUNABLE_KEYS},
-                                         computed={
+        self.properties = PropertyValues(COMPILED_TABLE, {p.name: config.get(p.name) for p in TUNABLE}, computed={
             "NETWORK_NAME": lambda: self.model.friendly_name,
             "NUM_STREAMS": lambda: self.num_streams,
             "OPTIMAL_NUMBER_OF_INFER_REQUESTS": self.optimal_requests,
@@ -114,13 +110,12 @@ class GPUCompiledModel(ICompiledModel):
     def _warm_up(self) -> None:
         """On CUDA, run a static plan once at compile: kernels are compiled (Triton) and chosen (cuDNN) at load,
         as clDNN compiles its OpenCL kernels, so the first inference is not the slow one."""
-        params = self.model.get_parameters()
         if self.gpu.kind != "cuda" or self.specialized is not None:
             return
         try:
             xs = [torch.zeros(p.get_output_partial_shape(0).to_shape(),
                               dtype=TORCH_DTYPES[p.get_output_element_type(0).get_type_name()],
-                              device=self.gpu.torch_device) for p in params]
+                              device=self.gpu.torch_device) for p in self.model.get_parameters()]
             with torch.cuda.stream(self._streams[0]), cudnn_mode(self.precision):
                 self.plan.run(xs)
             self._streams[0].synchronize()
@@ -178,11 +173,6 @@ class GPUCompiledModel(ICompiledModel):
         return StreamsExecutor(self.num_streams, name=f"GPU:{self.model.friendly_name}")
 
 
-TUNABLE_KEYS = frozenset(COMPILED_TABLE.props) - {"NETWORK_NAME", "OPTIMAL_NUMBER_OF_INFER_REQUESTS",
-                                                  "EXECUTION_DEVICES", "LOADED_FROM_CACHE", "DEVICE_ID",
-                                                  "GPU_MEMORY_STATISTICS"}
-
-
 @contextlib.contextmanager
 def cudnn_mode(precision: Any) -> Iterator[None]:
     """cuDNN as the plan wants it while it runs: autotuned algorithms (``benchmark``: the fastest for each shape,
@@ -232,15 +222,7 @@ def _stream_scope(device: GpuDevice, stream: Any) -> Any:
         return torch.cuda.stream(stream)
     if device.kind == "xpu":
         return torch.xpu.stream(stream)
-    return _NullScope()
-
-
-class _NullScope:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
+    return contextlib.nullcontext()
 
 
 def _wait(device: GpuDevice, stream: Any, throttle: Throttle) -> None:

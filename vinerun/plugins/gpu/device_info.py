@@ -3,31 +3,26 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from vinerun.plugins.gpu.backend import GpuDevice, devices
 
 
-def _props(device: GpuDevice) -> Any:
-    return device.properties()
-
-
 def full_name(device: GpuDevice) -> str:
     """e.g. ``"NVIDIA H100 80GB HBM3 (dGPU)"``, as OpenVINO names Intel GPUs ``"Intel(R) Arc(TM) ... (dGPU)"``."""
-    p = _props(device)
+    p = device.properties()
     if p is None:
         return "PyTorch CPU stand-in (test only)"
     return f"{p.name} ({'iGPU' if integrated(device) else 'dGPU'})"
 
 
 def integrated(device: GpuDevice) -> bool:
-    p = _props(device)
+    p = device.properties()
     return bool(getattr(p, "is_integrated", False)) if p is not None else True
 
 
 def architecture(device: GpuDevice) -> str:
     """``GPU: vendor=0x10de arch=sm_90`` style: the compute capability on CUDA, the device name on XPU."""
-    p = _props(device)
+    p = device.properties()
     if device.kind == "cuda":
         return f"GPU: vendor=0x10de arch=sm_{p.major}{p.minor}"
     if device.kind == "xpu":
@@ -37,7 +32,7 @@ def architecture(device: GpuDevice) -> str:
 
 def device_uuid(device: GpuDevice) -> str:
     """The device's UUID (hex, no dashes), as ``DEVICE_UUID``; a name-derived one where PyTorch has none."""
-    p = _props(device)
+    p = device.properties()
     raw = getattr(p, "uuid", None)
     if raw is not None:
         return uuid.UUID(str(raw)).hex if not isinstance(raw, bytes) else raw.hex()
@@ -45,7 +40,7 @@ def device_uuid(device: GpuDevice) -> str:
 
 
 def total_memory(device: GpuDevice) -> int:
-    p = _props(device)
+    p = device.properties()
     if p is None:
         import os
 
@@ -55,7 +50,7 @@ def total_memory(device: GpuDevice) -> int:
 
 def execution_units(device: GpuDevice) -> int:
     """Streaming multiprocessors (CUDA) or Xe cores (XPU): OpenVINO's ``GPU_EXECUTION_UNITS_COUNT``."""
-    p = _props(device)
+    p = device.properties()
     if p is None:
         return 1
     return int(getattr(p, "multi_processor_count", 0) or getattr(p, "gpu_eu_count", 0) or 1)
@@ -63,7 +58,7 @@ def execution_units(device: GpuDevice) -> int:
 
 def capabilities(device: GpuDevice) -> list[str]:
     caps = ["FP32", "FP16", "INT8", "BATCHED_BLOB", "EXPORT_IMPORT"]
-    p = _props(device)
+    p = device.properties()
     if device.kind == "cpu" or (device.kind == "cuda" and p.major >= 8) or device.kind == "xpu":
         caps.insert(2, "BF16")
     return caps

@@ -95,13 +95,6 @@ class GpuPlan:
                 aliased.update(step.outs)
         return [i for i, s in enumerate(self.output_slots) if s in aliased]
 
-    def exec_summary(self) -> dict[str, int]:
-        """How many nodes each exec type runs (tests and ``vinerun compile -v`` read it)."""
-        counts: dict[str, int] = {}
-        for st in self.steps:
-            counts[st.kernel.exec_type] = counts.get(st.kernel.exec_type, 0) + 1
-        return counts
-
     def to_dot(self) -> str:
         """The executed graph as GraphViz: one box per step (name, type, exec type), host steps shaded."""
         lines = ["digraph gpu_plan {", "  node [shape=box style=filled fontname=monospace];"]

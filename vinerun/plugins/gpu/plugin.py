@@ -3,6 +3,7 @@ contexts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from vinerun.errors import DeviceError
@@ -19,6 +20,23 @@ from vinerun.properties import device as device_props
 #: ops the GPU plugin runs on the host inside its plan, as OpenVINO's GPU plugin does (CPU-executed layers)
 HOST_LAYERS = frozenset({"Proposal", "NonMaxSuppression", "PriorBox", "PriorBoxClustered", "DetectionOutput",
                          "ExperimentalDetectronDetectionOutput", "ExperimentalDetectronROIFeatureExtractor"})
+
+
+#: device facts, answered for the device ``DEVICE_ID`` names
+_DEVICE_FACTS: dict[str, Callable[[backend.GpuDevice], Any]] = {
+    "FULL_DEVICE_NAME": device_info.full_name, "DEVICE_ARCHITECTURE": device_info.architecture,
+    "DEVICE_UUID": device_info.device_uuid, "GPU_DEVICE_TOTAL_MEM_SIZE": device_info.total_memory,
+    "GPU_EXECUTION_UNITS_COUNT": device_info.execution_units,
+    "OPTIMIZATION_CAPABILITIES": device_info.capabilities,
+    "GPU_MEMORY_STATISTICS": device_info.memory_statistics,
+    "DEVICE_TYPE": lambda d: device_props.Type.INTEGRATED if device_info.integrated(d) else device_props.Type.DISCRETE,
+    "RANGE_FOR_ASYNC_INFER_REQUESTS": lambda d: (1, 2, 1),
+    "RANGE_FOR_STREAMS": lambda d: (1, 2),
+    "EXECUTION_DEVICES": lambda d: [f"GPU.{d.index}"],
+    "OPTIMAL_BATCH_SIZE": lambda d: 1,
+    "MAX_BATCH_SIZE": lambda d: 1,
+    "DEVICE_GOPS": lambda d: {},
+}
 
 
 def _renamed(config: dict[str, Any]) -> dict[str, Any]:
@@ -56,23 +74,8 @@ class GPUPlugin(IPlugin):
         key = ALIASES.get(key, key)
         if key == "AVAILABLE_DEVICES":
             return device_info.available_ids()
-        facts = {
-            "FULL_DEVICE_NAME": device_info.full_name, "DEVICE_ARCHITECTURE": device_info.architecture,
-            "DEVICE_UUID": device_info.device_uuid, "GPU_DEVICE_TOTAL_MEM_SIZE": device_info.total_memory,
-            "GPU_EXECUTION_UNITS_COUNT": device_info.execution_units,
-            "OPTIMIZATION_CAPABILITIES": device_info.capabilities,
-            "GPU_MEMORY_STATISTICS": device_info.memory_statistics,
-            "DEVICE_TYPE": lambda d: (device_props.Type.INTEGRATED if device_info.integrated(d)
-                                      else device_props.Type.DISCRETE),
-            "RANGE_FOR_ASYNC_INFER_REQUESTS": lambda d: (1, 2, 1),
-            "RANGE_FOR_STREAMS": lambda d: (1, 2),
-            "EXECUTION_DEVICES": lambda d: [f"GPU.{d.index}"],
-            "OPTIMAL_BATCH_SIZE": lambda d: 1,
-            "MAX_BATCH_SIZE": lambda d: 1,
-            "DEVICE_GOPS": lambda d: {},
-        }
-        if key in facts:
-            return facts[key](self._device())
+        if key in _DEVICE_FACTS:
+            return _DEVICE_FACTS[key](self._device())
         return super().read_property(key)
 
     def get_property(self, key: str, options: dict[str, Any] | None = None) -> Any:

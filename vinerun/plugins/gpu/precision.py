@@ -1,7 +1,7 @@
 """Which ops the GPU plugin computes in f16 (its default ``INFERENCE_PRECISION_HINT``) or bf16.
 
-As OpenVINO's GPU plugin, the whole float graph runs in the narrow type: every op a device kernel computes is an
-anchor (its f32 constants converted once, at compile time), and views and data movement follow. Ops that run on
+As OpenVINO's GPU plugin, the whole float graph runs in the narrow type: every op a device kernel computes (views
+and data movement too) is an anchor, its f32 constants converted once, at compile time. Ops that run on
 the host (their NumPy reference) keep f32 behind a Convert, and model outputs keep their declared types.
 PyTorch's CUDA kernels accumulate reductions, Softmax and normalizations of f16 in f32.
 """
@@ -20,8 +20,6 @@ from vinerun.transformations.precision import EnforceInferencePrecision, Precisi
 #: largest magnitude (f16 keeps 11 significant bits; errors grow over a network's depth)
 F16_TOLERANCE = 2**-6
 
-_MOVERS = frozenset({"Reshape", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "VariadicSplit",
-                     "Gather", "Slice", "StridedSlice", "Broadcast", "Tile", "Pad"})
 _NEVER = frozenset({"Convert", "ShapeOf", "Range", "NonZero", "TopK", "Parameter", "Constant", "Result"})
 
 
@@ -44,5 +42,5 @@ def lower_precision(model: Model, precision: Type, device: torch.device, custom:
     ``custom`` kernels get the model's own types)."""
     if precision not in (Type.f16, Type.bf16):
         return
-    policy = PrecisionPolicy(anchors=_AnyType(), followers=_MOVERS, accepts=_lowerable(device, custom))
+    policy = PrecisionPolicy(anchors=_AnyType(), accepts=_lowerable(device, custom))
     EnforceInferencePrecision(precision, policy).run(model, check_graph=False)

@@ -94,6 +94,9 @@ def generate(steps: list[tuple[Node, int, bool]], scalars: list[bool]) -> str | 
     ])
 
 
+_dir: str | None = None
+
+
 def source_dir() -> str:
     """Where generated sources go: ``GPU_DUMP_GRAPHS_PATH`` when set (see :func:`set_dump_dir`), else a
     per-process temporary folder."""
@@ -101,9 +104,6 @@ def source_dir() -> str:
     if _dir is None:
         _dir = tempfile.mkdtemp(prefix="vinerun_triton_")
     return _dir
-
-
-_dir: str | None = None
 
 
 def set_dump_dir(path: str) -> None:
