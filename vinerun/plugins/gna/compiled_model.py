@@ -172,6 +172,7 @@ class GNACompiledModel(ICompiledModel):
                   for i, p in enumerate(params)]
         if exact is None:
             return CompileRecord(dict(self.compile_config), scales)
+        scales = [s for _, s in exact.input_keys]  # what the inputs were quantized with (FakeQuantize's, if any)
         return CompileRecord(dict(self.compile_config), scales, dict(exact.overrides), dict(exact.state_scales),
                              [s for _, s, _ in exact.outputs], exact.fingerprint())
 

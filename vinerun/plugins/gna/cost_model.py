@@ -49,7 +49,8 @@ ENGINES = {
     HWGeneration.GNA_3_5: EngineModel({"i16": 64, "i8": 128}, 16),
 }
 
-PWL_OPS = {"Sigmoid", "Tanh", "Relu", "PRelu", "SoftSign", "Exp", "Log", "Power", "Clamp", "Abs", "Sign"}
+PWL_OPS = {"Sigmoid", "Tanh", "Relu", "PRelu", "SoftSign", "Exp", "Log", "Power", "Clamp", "Abs", "Sign",
+           "FakeQuantize"}
 
 
 def _shape(node: Node, index: int = 0, output: bool = True) -> list[int]:

@@ -30,7 +30,7 @@ from vinerun.plugins.gna.limits import SUPPORTED
 #: the types the exact path compiles (exact.py, plus the decomposed cells)
 EXACT_TYPES = frozenset({"Parameter", "Result", "Constant", "MatMul", "Sigmoid", "Tanh", "SoftSign", "Relu", "Clamp",
                          "Add", "Subtract", "Multiply", "Concat", "ReadValue", "Assign", "Reshape", "Squeeze",
-                         "Unsqueeze", "Convert", *CELLS})
+                         "Unsqueeze", "Convert", "FakeQuantize", "QuantizeLinear", "DequantizeLinear", *CELLS})
 
 
 @dataclass

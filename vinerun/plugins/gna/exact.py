@@ -21,8 +21,14 @@ that the Assign side is requantized into it (see ``_assign``); ``query_state`` s
 
 LSTMCell, one-step LSTMSequence and GRUCell are first decomposed into these primitives (:mod:`.cells`).
 
-Not yet: convolution, pooling, split, FakeQuantize scale factors; a model using them raises
-``NotSupportedError`` at compile time.
+Quantized models (:mod:`.fake_quantize`): an input FakeQuantize (or ONNX Q/DQ pair) gives the input scale
+``(levels-1)/(high-low)``, overriding the user's with a warning; FakeQuantize'd or integer-stored weights give the
+weight scale and precision (i8 when ``levels <= 255``); a FakeQuantize on an activation gives the output scale of the
+layer before it (capped at 2048, 4096 for identity/ReLU/clamp) and runs as an integer clamp when the scales agree,
+else as a saturating PWL into its own scale; an affine whose output is FakeQuantize'd has its weight scale reduced so
+that the range fits int32.
+
+Not yet: convolution, pooling, split; a model using them raises ``NotSupportedError`` at compile time.
 
 >>> backend = ExactBackend(model, GNAConfig(scale_factors={"x": 2048.0}))   # doctest: +SKIP
 >>> backend.run([x], {})                                                   # doctest: +SKIP
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -43,6 +50,7 @@ from vinerun.ir.model import Model, topological_order
 from vinerun.ir.node import Node, Output
 from vinerun.plugin_api.variable_state import constant_value
 from vinerun.plugins.gna import arith, pwl, pwl_functions, pwl_segments, quantize, scales
+from vinerun.plugins.gna import fake_quantize as fq
 from vinerun.plugins.gna.cells import decompose_cells
 from vinerun.plugins.gna.config import GNAConfig, target_name
 
@@ -51,7 +59,9 @@ CURVED = {"Sigmoid": "sigmoid", "Tanh": "tanh", "SoftSign": "softsign"}
 ELTWISE = {"Add", "Subtract", "Multiply"}
 COVERED = ("MatMul with constant weights (+ constant bias Add), Sigmoid, Tanh, SoftSign, Relu, Clamp, "
            "Add/Subtract/Multiply between activations, Concat, ReadValue/Assign, Reshape/Squeeze/Unsqueeze, "
+           "per-tensor FakeQuantize and QuantizeLinear/DequantizeLinear pairs, "
            "LSTMCell, one-step LSTMSequence and GRUCell (decomposed)")
+log = logging.getLogger("vinerun")
 #: key of the int16 state copies inside a request's state dict (next to the float views query_state shows)
 INT_STATE = "\0gna_int16_state"
 #: restarts allowed besides one per layer (each restart settles the scale of one more layer)
@@ -181,11 +191,13 @@ class ExactBackend:
         self.state_scales: dict[str, float] = {}
         self.read_nodes: dict[str, Node] = {}
         self.tables: dict[str, list[str]] = {}
+        #: per affine layer: (weight scale, weight precision, where the scale came from)
+        self.weight_scales: dict[str, tuple[float, str, str]] = {}
         params = model.get_parameters()
         batch = 1
         for i, param in enumerate(params):
             names = [param.friendly_name, *param.output(0).get_names()]
-            s = self.config.input_scale_factor(i, names)
+            s = self._input_scale(i, param, names)
             shape = param.get_output_partial_shape(0).to_shape()
             batch = max(batch, int(np.prod(shape[:-1] or [1])))
             self.values[_key(param.output(0))] = _Value(16, s, "input", f"input:{param.friendly_name}")
@@ -202,6 +214,20 @@ class ExactBackend:
             if id(node) in self.fused or node.type_name == "Parameter":
                 continue
             self._compile(node)
+
+    def _input_scale(self, index: int, param: Node, names: list[str]) -> float:
+        """FakeQuantize after the input, else the user's scale factor, else 1.0; the FakeQuantize overrides a
+        different user value with a warning (as the Intel plugin did)."""
+        user = self.config.input_scale_factor(index, names)
+        stats = fq.input_fake_quantize(param)
+        if stats is None:
+            return user
+        s = quantize.input_scale((stats.low, stats.high, stats.levels))
+        given = any(n in self.config.scale_factors for n in names) or index in self.config.scale_factors_by_index
+        if given and not np.isclose(user, s, rtol=1e-6) and self.passes == 1:
+            log.warning("GNA: input '%s' uses the scale factor %g of FakeQuantize '%s' instead of the given %g",
+                        param.friendly_name, s, stats.node.friendly_name, user)
+        return s
 
     def _in(self, node: Node, i: int) -> tuple[Any, _Value]:
         out = node.input_value(i)
@@ -258,6 +284,11 @@ class ExactBackend:
             self._eltwise(node)
         elif t == "Concat":
             self._concat(node)
+        elif t in ("FakeQuantize", "DequantizeLinear"):
+            self._fake_quantize(node)
+        elif t == "QuantizeLinear" and all(c.get_node().type_name == "DequantizeLinear"
+                                           for c in node.output(0).get_target_inputs()):
+            pass  # compiled with the DequantizeLinear it feeds (one FakeQuantize)
         elif t == "ReadValue":
             self._read_value(node)
         elif t == "Assign":
@@ -290,11 +321,19 @@ class ExactBackend:
                     bias, out_node = b.reshape(-1), targets[0]
                     self.fused.add(id(out_node))
         origin = f"affine:{self.names[id(node)]}"
-        q = quantize.quantize_affine(w, bias, value.scale, self.config.precision)
+        stats = fq.weight_statistics(node.input_value(1))
+        precision, s_w, source = self.config.precision, None, "max|W|"
+        if stats is not None:
+            # FakeQuantize statistics decide the weights' scale and precision
+            precision, s_w, source = stats.precision, stats.weight_scale(w), stats.source
+            after = fq.consumer_fake_quantize(out_node.output(0))
+            if after is not None:  # output statistics: the range must fit int32
+                s_w = scales.reduce_for_output_stats(s_w, value.scale, max(abs(after.low), abs(after.high)))
+        q = quantize.quantize_affine(w, bias, value.scale, precision, s_w=s_w)
         if origin in self.overrides and self.overrides[origin] < q.s_out:
             # requantized by a consumer (eltwise bias above the diagonal weight limit): a smaller weight scale
-            q = quantize.quantize_affine(w, bias, value.scale, self.config.precision,
-                                         s_w=self.overrides[origin] / value.scale)
+            q = quantize.quantize_affine(w, bias, value.scale, precision, s_w=self.overrides[origin] / value.scale)
+        self.weight_scales[self.names[id(node)]] = (q.s_w, precision, source)
         s_out = scales.affine_output_scale(q.s_w, value.scale)
         chunk = arith.accumulation_chunk(target_name(self.config.compile_target), max(self.batch, 1))
         # integer-valued float64 weights, prepacked once: arith.affine uses them without a copy
@@ -318,8 +357,10 @@ class ExactBackend:
     def _activation(self, node: Node, segments: list[pwl_functions.Segment], kind: str) -> None:
         src, value = self._in(node, 0)
         origin = f"activation:{self.names[id(node)]}"
-        s_out = self.overrides.get(origin) or scales.activation_output_scale(
-            kind if kind in ("identity", "relu") else "sigmoid", value.scale)
+        after = fq.consumer_fake_quantize(node.output(0))
+        s_out = self.overrides.get(origin) or (after.output_scale(kind) if after is not None else
+                                               scales.activation_output_scale(
+                                                   kind if kind in ("identity", "relu") else "sigmoid", value.scale))
         dst = self._set(node, _Value(16, s_out, "activation", origin))
         self._pwl_step(src, dst, segments, value.scale, s_out, origin)
 
@@ -352,6 +393,32 @@ class ExactBackend:
         self._record(f"eltwise:{name}", diag.weight, va.scale, vb.scale, diag.s_out)
         dst = self._set(node, _Value(32, diag.s_out, "other", f"eltwise:{name}"))
         self.steps.append(lambda env, st: env.__setitem__(dst, arith.diagonal(env[ka], weight, env[kb])))
+
+    def _fake_quantize(self, node: Node) -> None:
+        """A per-tensor FakeQuantize (or Q/DQ pair) on an activation: the value clamped to its range. When the value
+        already carries the FakeQuantize's scale (an input, or an activation given it) it is an integer clamp;
+        otherwise a saturating PWL into the FakeQuantize's scale (the Intel plugin's FakeQuantize PWL)."""
+        stats = fq.activation_fake_quantize(node)
+        if stats is None:
+            raise self.unsupported(f"layer '{node.friendly_name}' (type {node.type_name})")
+        name = self.names[id(node)]
+        out = stats.source
+        if constant_value(out) is not None:
+            raise self.unsupported(f"{node.type_name} '{name}' on a constant that is not a MatMul's weights")
+        key = _key(out)
+        value = self.values.get(key)
+        if value is None:
+            raise self.unsupported(f"input 0 of {node.type_name} '{name}'")
+        origin = f"activation:{name}"
+        if value.bits == 16 and origin not in self.overrides and np.isclose(value.scale, stats.scale, rtol=1e-6):
+            lo, hi = (int(arith.round_half_away(v * value.scale)) for v in (stats.low, stats.high))
+            self._record(f"fq:{name}", lo, hi, value.scale)
+            dst = self._set(node, _Value(16, value.scale, value.kind, value.origin))
+            self.steps.append(lambda env, st: env.__setitem__(dst, np.clip(env[key], lo, hi)))
+            return
+        s_out = self.overrides.get(origin) or stats.output_scale("fake_quantize")
+        dst = self._set(node, _Value(16, s_out, "activation", origin))
+        self._pwl_step(key, dst, pwl_functions.exact("clamp", lo=stats.low, hi=stats.high), value.scale, s_out, origin)
 
     def _concat(self, node: Node) -> None:
         ins = [self._in16(node, i) for i in range(node.get_input_size())]

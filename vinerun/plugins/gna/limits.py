@@ -97,8 +97,10 @@ LIMITS: dict[HWGeneration, TargetLimits] = {
 NON_FUNCTIONAL = {"Reshape", "Squeeze", "Unsqueeze", "Parameter", "Constant", "Result", "Convert"}
 ACTIVATIONS = {"Sigmoid", "Tanh", "Relu", "PRelu", "SoftSign", "Exp", "Log", "Power", "Clamp", "Abs", "Sign",
                "FakeQuantize", "Identity"}
+#: ONNX QDQ: a QuantizeLinear -> DequantizeLinear pair is a FakeQuantize; a DequantizeLinear of integer weights folds
+QDQ = {"QuantizeLinear", "DequantizeLinear"}
 ELTWISE = {"Add", "Subtract", "Multiply"}
-SUPPORTED = (NON_FUNCTIONAL | ACTIVATIONS | ELTWISE |
+SUPPORTED = (NON_FUNCTIONAL | ACTIVATIONS | ELTWISE | QDQ |
              {"MatMul", "Convolution", "MaxPool", "AvgPool", "Concat", "Split", "VariadicSplit", "Slice",
               "StridedSlice", "Transpose", "ReadValue", "Assign", "LSTMCell", "GRUCell", "LSTMSequence"})
 INPUT_TYPES = (Type.u8, Type.i16, Type.f32)

@@ -33,6 +33,7 @@ from vinerun.plugins.gpu.custom_layers import load_custom_layers
 from vinerun.plugins.gpu.kernels import TORCH_DTYPES, to_host
 from vinerun.plugins.gpu.passes import gpu_passes
 from vinerun.plugins.gpu.plan import GpuPlan, GraphRunner
+from vinerun.plugins.gpu.precision import quantized_model_precision
 from vinerun.plugins.gpu.remote import GpuContext, GpuRemoteTensor
 from vinerun.properties import hint
 from vinerun.transformations import common_cleanup
@@ -72,7 +73,8 @@ class GPUCompiledModel(ICompiledModel):
         self.load_time = sorted(set(source_ops.items()) - set(_ops(self.model).items()))
         self._unfused = self.model  # what export_graph returns: IR-writable, no internal ops
         self.model = self.model.clone()
-        self.precision = effective_precision(config)
+        self.precision = quantized_model_precision(self.model, effective_precision(config),
+                                                   bool(config.get("ENABLE_FP16_FOR_QUANTIZED_MODELS")))
         triton_codegen.set_cache_dir(config.get("CACHE_DIR"))
         triton_codegen.set_dump_dir(config.get("GPU_DUMP_GRAPHS_PATH"))
         self.custom = load_custom_layers(config.get("CONFIG_FILE"))

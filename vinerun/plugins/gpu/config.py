@@ -54,7 +54,8 @@ TUNABLE = [
     Prop("EXCLUSIVE_ASYNC_REQUESTS", Bool(), False, doc="all compiled models share one queue"),
     Prop("GPU_ENABLE_LOOP_UNROLLING", Bool(), True, doc="unroll TensorIterator / Loop with a fixed count"),
     Prop("GPU_DISABLE_WINOGRAD_CONVOLUTION", Bool(), False),
-    Prop("ENABLE_FP16_FOR_QUANTIZED_MODELS", Bool(), True),
+    Prop("ENABLE_FP16_FOR_QUANTIZED_MODELS", Bool(), True,
+         doc="quantized models (FakeQuantize, Q/DQ) run their float layers in f16 (YES) or f32 (NO)"),
     Prop("GPU_NV12_TWO_INPUTS", Bool(), False, doc="NV12 inputs as two planes (Y, UV)"),
     Prop("COMPILATION_NUM_THREADS", Int(0), 0, doc="threads compiling kernels; 0 = all cores"),
     Prop("TUNING_MODE", EnumOf(TuningMode), TuningMode.TUNING_DISABLED),
@@ -65,7 +66,8 @@ TUNABLE = [
 ]
 
 ALIASES = {"GPU_THROUGHPUT_STREAMS": "NUM_STREAMS", "GPU_PLUGIN_PRIORITY": "MODEL_PRIORITY",
-           "GPU_PLUGIN_THROTTLE": "GPU_QUEUE_THROTTLE", "GPU_MAX_NUM_THREADS": "COMPILATION_NUM_THREADS"}
+           "GPU_PLUGIN_THROTTLE": "GPU_QUEUE_THROTTLE", "GPU_MAX_NUM_THREADS": "COMPILATION_NUM_THREADS",
+           "CLDNN_ENABLE_FP16_FOR_QUANTIZED_MODELS": "ENABLE_FP16_FOR_QUANTIZED_MODELS"}
 
 #: device facts; their values come from the device DEVICE_ID names (the plugin answers them)
 DEVICE_FACTS = ("AVAILABLE_DEVICES", "FULL_DEVICE_NAME", "DEVICE_ARCHITECTURE", "DEVICE_TYPE", "DEVICE_UUID",

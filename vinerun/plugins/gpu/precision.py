@@ -21,6 +21,9 @@ from vinerun.transformations.precision import EnforceInferencePrecision, Precisi
 F16_TOLERANCE = 2**-6
 
 _NEVER = frozenset({"Convert", "ShapeOf", "Range", "NonZero", "TopK", "Parameter", "Constant", "Result"})
+#: ops that make a model "quantized" (ENABLE_FP16_FOR_QUANTIZED_MODELS): FakeQuantize, ONNX QDQ and QOperator ops
+QUANTIZATION_OPS = frozenset({"FakeQuantize", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
+                              "QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger"})
 
 
 def _lowerable(device: torch.device, custom: frozenset[str]):  # noqa: ANN202 - a closure the policy calls
@@ -35,6 +38,20 @@ class _AnyType(frozenset):
 
     def __contains__(self, item: object) -> bool:
         return item not in _NEVER
+
+
+def is_quantized(model: Model) -> bool:
+    """The model has FakeQuantize or ONNX quantization ops (what OpenVINO's GPU plugin calls a quantized model)."""
+    return any(n.type_name in QUANTIZATION_OPS for n in model.get_ordered_ops())
+
+
+def quantized_model_precision(model: Model, precision: Type, enable_fp16: bool) -> Type:
+    """``ENABLE_FP16_FOR_QUANTIZED_MODELS``: a quantized model runs its float layers in ``precision`` (f16 by
+    default) when it is YES, in f32 when it is NO. The GPU has no int8 kernels, so its quantized layers are
+    FakeQuantize / Q / DQ kernels around f16 or f32 Convolutions and MatMuls either way."""
+    if not enable_fp16 and precision in (Type.f16, Type.bf16) and is_quantized(model):
+        return Type.f32
+    return precision
 
 
 def lower_precision(model: Model, precision: Type, device: torch.device, custom: frozenset[str] = frozenset()) -> None:
