@@ -12,4 +12,6 @@ setup(ext_modules=[
               [f"{KERNELS}/{name}.c" for name in ("ckernels", "scratch", "winograd", "gemv", "attention")],
               depends=[f"{KERNELS}/ckernels.h"], extra_compile_args=["-O3", "-fopenmp", "-Wno-psabi"],
               extra_link_args=["-fopenmp"], optional=True),
+    Extension("vinerun.plugins.cpu.kernels._compressed", [f"{KERNELS}/compressed_matmul.c"],
+              extra_compile_args=["-O3", "-fopenmp", "-Wno-psabi"], extra_link_args=["-fopenmp"], optional=True),
 ])
