@@ -23,8 +23,16 @@ would pay for it (measured: MobileNetV2 THROUGHPUT right after onnxruntime's lat
 Stateful models (silero-vad) feed their state output back into the next call in the latency loop;
 in the FPS loop every request runs the initial state (independent streams).
 
+Quantized models (``int8_models.INT8_MODELS``: ``resnet50-int8`` ... ``resnet50-nncf``; named with ``--models``,
+not in the default set) get their own contenders and table: "vinerun int8" / "openvino int8" (no precision hint:
+each runtime's default execution of the quantized file; openvino's is the anchor), "onnxruntime int8" (ONNX
+files) and "vinerun f32 (f32 model)" (vinerun f32 on the f32 file the model was quantized from: Must-show 1 wants
+int8 >= 3x faster). Their agreement columns compare with openvino int8 over 8 held-out inputs: max |diff|, the
+same in quantization steps of the output, and top-1 agreement for the classifiers.
+
     python benchmarks/compare.py --models resnet50 bert --seconds 0.5 --rounds 7 --json out.json
     python benchmarks/compare.py --quick           # smoke test: 1 round, short turns, no memory
+    python benchmarks/compare.py --models resnet50-int8 mobilenetv2-int8 bert-int8 resnet50-nncf --folder /tmp/zoo
 """
 
 from __future__ import annotations
@@ -44,10 +52,18 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from contenders import Contender, Feed, available, by_name, native_bf16  # noqa: E402
+from contenders import Contender, Feed, available, by_name, int8_contenders, native_bf16  # noqa: E402
+from int8_models import INT8_MODELS, Int8Spec, agreement  # noqa: E402
 from model_zoo import MODELS, ModelSpec  # noqa: E402
 
-REFERENCES = ("openvino f32", "onnxruntime f32")  # the agreement reference: the first that ran
+
+def all_models() -> dict[str, ModelSpec]:
+    """``model_zoo.MODELS`` (f32) and ``int8_models.INT8_MODELS``, looked up when asked (tests add models)."""
+    return {**MODELS, **INT8_MODELS}
+
+
+# the agreement reference: the first that ran (int8 rows: openvino's default int8 execution of the same file)
+REFERENCES = ("openvino int8", "openvino f32", "onnxruntime f32", "onnxruntime int8")
 
 
 @dataclass
@@ -67,6 +83,9 @@ class Row:
     max_abs_diff: float | None = None
     reference: str | None = None  # what max_abs_diff compares with
     error: str | None = None
+    int8: bool = False  # a row of a quantized model (int8_models.py): the int8 table
+    output_steps: float | None = None  # int8 rows: max_abs_diff in quantization steps of the output
+    top1: str | None = None  # int8 classifiers: top-1 agreement with the reference over the held-out inputs
 
 
 def log(message: str) -> None:
@@ -126,7 +145,7 @@ def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], secon
                   compile_reps: int, memory: bool = True, settle: float = 0.0) -> list[Row]:
     """Every figure of every contender on one model; the timed turns are interleaved (A B C A B C ...)."""
     feed = spec.inputs()
-    rows = {c.name: Row(spec.name, c.name) for c in contenders}
+    rows = {c.name: Row(spec.name, c.name, int8=isinstance(spec, Int8Spec)) for c in contenders}
     sync, tput, outputs = {}, {}, {}
     log(f"{spec.name}: compile x{compile_reps} (+1 warm-up), contenders interleaved")
     compiled = compile_times(contenders, path, compile_reps)
@@ -148,6 +167,11 @@ def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], secon
     for name, out in outputs.items():
         rows[name].max_abs_diff = None if reference is None else max_abs_diff(out, outputs[reference])
         rows[name].reference = reference
+    if isinstance(spec, Int8Spec) and reference is not None:
+        log(f"{spec.name}: accuracy over {len(spec.samples())} held-out inputs vs {reference}")
+        for name, agree in agreement(spec, path, sync, reference).items():
+            row = rows[name]
+            row.max_abs_diff, row.output_steps, row.top1 = agree.max_abs_diff, agree.steps, agree.top1
     lat: dict[str, list[float]] = {name: [] for name in sync}
     for r in range(rounds):
         for name in tput:
@@ -171,7 +195,8 @@ def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], secon
         for c in contenders:
             if rows[c.name].error is None:
                 log(f"{spec.name}: {c.name}: peak memory (child process)")
-                rows[c.name].peak_rss_mb, rows[c.name].rss_growth_mb = memory_in_child(c.name, feed, path)
+                rows[c.name].peak_rss_mb, rows[c.name].rss_growth_mb = memory_in_child(c.name, feed,
+                                                                                       getattr(c, "path", path))
     return list(rows.values())
 
 
@@ -228,7 +253,12 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 
 def table(rows: list[Row]) -> str:
-    """The figures as a Markdown table, then the ratios vinerun / openvino and vinerun / onnxruntime."""
+    """The figures as a Markdown table, then the ratios vinerun / openvino and vinerun / onnxruntime; the int8
+    rows in their own tables (:func:`int8_table`)."""
+    int8 = [r for r in rows if r.int8]
+    rows = [r for r in rows if not r.int8]
+    if not rows:
+        return int8_table(int8)
     lines = ["| model | runtime | compile ms | latency ms (median) | FPS (THROUGHPUT) | peak RSS MB (growth) "
              "| max abs diff vs openvino f32 |", "|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -245,6 +275,40 @@ def table(rows: list[Row]) -> str:
     for model in dict.fromkeys(r.model for r in rows):
         for ours, theirs in (("vinerun f32", "openvino f32"), ("vinerun bf16", "openvino bf16"),
                              ("vinerun f32", "onnxruntime f32")):
+            a, b = index.get((model, ours)), index.get((model, theirs))
+            if a is None or b is None:
+                continue
+            lines.append(f"| {model} | {ours} / {theirs} | {_ratio(a.compile_ms, b.compile_ms)} "
+                         f"| {_ratio(a.latency_ms, b.latency_ms)} | {_ratio(a.fps, b.fps)} "
+                         f"| {_ratio(a.peak_rss_mb, b.peak_rss_mb)} |")
+    return "\n".join(lines) + ("\n\n" + int8_table(int8) if int8 else "")
+
+
+INT8_PAIRS = (("vinerun int8", "openvino int8"), ("vinerun int8", "onnxruntime int8"),
+              ("vinerun int8", "vinerun f32 (f32 model)"))
+
+
+def int8_table(rows: list[Row]) -> str:
+    """The quantized models: every contender's figures with its agreement with openvino's int8 outputs of the same
+    file (max |diff| over the held-out inputs, the same in output quantization steps, top-1 agreement), then the
+    ratios vinerun int8 / openvino int8, / onnxruntime int8 and / vinerun's own f32 on the f32 model (Must-show 1
+    asks that last latency ratio to be <= 0.33)."""
+    lines = ["| model | runtime | compile ms | latency ms (median) | FPS (THROUGHPUT) | peak RSS MB (growth) "
+             "| max abs diff vs openvino int8 | in output steps | top-1 agree |", "|---" * 9 + "|"]
+    for r in rows:
+        if r.error:
+            lines.append(f"| {r.model} | {r.contender} | failed: {r.error} | | | | | | |")
+            continue
+        other = f" vs {r.reference}" if r.reference not in (None, "openvino int8") else ""
+        mem = "—" if r.peak_rss_mb is None else f"{r.peak_rss_mb:.0f} ({r.rss_growth_mb:+.0f})"
+        lines.append(f"| {r.model} | {r.contender} | {_fmt(r.compile_ms, '.0f')} | {_ms(r.latency_ms)} "
+                     f"| {_fmt(r.fps, '.1f')} | {mem} | {_fmt(r.max_abs_diff, '.2e')}{other} "
+                     f"| {_fmt(r.output_steps, '.2f')} | {r.top1 or '—'} |")
+    lines += ["", "| model | vs | compile ratio | latency ratio (lower is better) | FPS ratio (higher is better) "
+              "| peak RSS ratio |", "|---|---|---|---|---|---|"]
+    index = {(r.model, r.contender): r for r in rows}
+    for model in dict.fromkeys(r.model for r in rows):
+        for ours, theirs in INT8_PAIRS:
             a, b = index.get((model, ours)), index.get((model, theirs))
             if a is None or b is None:
                 continue
@@ -277,7 +341,8 @@ def _where(module: str) -> str | None:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", nargs="+", choices=sorted(MODELS), default=list(MODELS))
+    p.add_argument("--models", nargs="+", choices=sorted(all_models()), default=list(MODELS),
+                   help="default: every f32 model; the int8 ones (int8_models.py) are named: resnet50-int8 ...")
     p.add_argument("--seconds", type=float, default=0.5, help="seconds per contender per turn")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds (medians are over them)")
     p.add_argument("--compile-reps", type=int, default=3)
@@ -308,10 +373,13 @@ def main(argv: list[str] | None = None) -> int:
         log("bf16 skipped: this CPU has neither AVX512-BF16 nor AMX (openvino would only emulate bf16)")
     rows: list[Row] = []
     for name in args.models:
-        spec = MODELS[name]
+        spec = all_models()[name]
         log(f"{name}: building/finding the model file")
         path = spec.build(args.folder)
-        chosen = [c for c in contenders if spec.bf16 or c.precision == "f32"]
+        if isinstance(spec, Int8Spec):
+            chosen = int8_contenders(MODELS[spec.source].build(args.folder), path, tuple(args.runtimes))
+        else:
+            chosen = [c for c in contenders if spec.bf16 or c.precision == "f32"]
         rows += measure_model(spec, path, chosen, args.seconds, args.rounds, args.compile_reps, not args.no_memory,
                               args.settle)
     info["loadavg_after"] = machine()["loadavg"]

@@ -60,7 +60,9 @@ class OpenVinoLike(Contender):
     def compile(self, path: str, hint: str) -> Any:
         module = importlib.import_module(self.runtime)
         core = module.Core()
-        config = {"PERFORMANCE_HINT": hint, "INFERENCE_PRECISION_HINT": self.precision}
+        config = {"PERFORMANCE_HINT": hint}
+        if self.precision != "int8":  # int8: the runtime's defaults (the file's int8, its default float precision)
+            config["INFERENCE_PRECISION_HINT"] = self.precision
         return core.compile_model(core.read_model(path), "CPU", config)
 
     def sync(self, compiled: Any) -> SyncRun:
@@ -89,8 +91,26 @@ class OpenVinoLike(Contender):
         return run
 
 
+class OtherFile(Contender):
+    """``inner`` on a fixed file, whatever file it is given: the "vinerun f32 (f32 model)" row of an int8 model
+    runs the f32 model it was quantized from."""
+
+    def __init__(self, name: str, inner: Contender, path: str) -> None:
+        super().__init__(name, inner.runtime, inner.precision)
+        self.inner, self.path = inner, path
+
+    def compile(self, path: str, hint: str) -> Any:
+        return self.inner.compile(self.path, hint)
+
+    def sync(self, compiled: Any) -> SyncRun:
+        return self.inner.sync(compiled)
+
+    def throughput(self, compiled: Any, feed: Feed) -> Throughput:
+        return self.inner.throughput(compiled, feed)
+
+
 class OnnxRuntime(Contender):
-    """onnxruntime's CPU execution provider (f32 only)."""
+    """onnxruntime's CPU execution provider (f32, or the int8 of a QDQ file: its QDQ fusions run it in int8)."""
 
     def compile(self, path: str, hint: str) -> Any:
         import onnxruntime as ort
@@ -161,7 +181,26 @@ def available(bf16: bool, runtimes: tuple[str, ...] = ("vinerun", "openvino", "o
     return out
 
 
+def int8_contenders(f32_path: str, quantized: str,
+                    runtimes: tuple[str, ...] = ("vinerun", "openvino", "onnxruntime")) -> list[Contender]:
+    """The contenders of a quantized file ``quantized``: vinerun and openvino with no precision hint (their
+    defaults: int8 where the file is quantized; openvino's default int8 execution is the anchor), onnxruntime
+    (ONNX files only), and "vinerun f32 (f32 model)": vinerun f32 on the f32 file the model was quantized from.
+
+    >>> [c.name for c in int8_contenders("m.onnx", "m.xml", ("vinerun", "onnxruntime"))]
+    ['vinerun int8', 'vinerun f32 (f32 model)']
+    """
+    out: list[Contender] = [OpenVinoLike(f"{rt} int8", rt, "int8") for rt in ("vinerun", "openvino")
+                            if rt in runtimes and importable(rt)]
+    if "onnxruntime" in runtimes and quantized.endswith(".onnx") and importable("onnxruntime"):
+        out.append(OnnxRuntime("onnxruntime int8", "onnxruntime", "int8"))
+    if "vinerun" in runtimes and importable("vinerun"):
+        out.append(OtherFile("vinerun f32 (f32 model)", OpenVinoLike("vinerun f32", "vinerun", "f32"), f32_path))
+    return out
+
+
 def by_name(name: str) -> Contender:
-    """The contender called ``name`` (e.g. "openvino bf16"), for the memory child process."""
-    runtime, precision = name.split()
+    """The contender called ``name`` (e.g. "openvino bf16"; "vinerun f32 (f32 model)" is "vinerun f32" on the
+    file it is given), for the memory child process."""
+    runtime, precision = name.split()[:2]
     return OnnxRuntime(name, runtime, precision) if runtime == "onnxruntime" else OpenVinoLike(name, runtime, precision)
