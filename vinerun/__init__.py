@@ -43,6 +43,17 @@ from vinerun.ir.symbol import Symbol
 from vinerun.plugin_api.infer_request import ProfilingInfo
 from vinerun.plugin_api.variable_state import VariableState
 from vinerun.preprocess import get_batch, set_batch
+from vinerun.quantization import (
+    AdvancedQuantizationParameters,
+    CompressWeightsMode,
+    Dataset,
+    IgnoredScope,
+    ModelType,
+    QuantizationPreset,
+    TargetDevice,
+    compress_weights,
+    quantize,
+)
 from vinerun.runtime import (
     AsyncInferQueue,
     CompiledModel,
@@ -70,6 +81,9 @@ __all__ += ["AxisSet", "AxisVector", "Coordinate", "CoordinateDiff", "DiscreteTy
             "layout_helpers"]
 __all__ += ["OVAny", "RTMap", "Symbol"]
 __all__ += ["Extension", "RemoteContext", "RemoteTensor", "helpers", "tensor_from_file"]
+# post-training quantization, in the spirit of NNCF's nncf.quantize / nncf.compress_weights
+__all__ += ["AdvancedQuantizationParameters", "CompressWeightsMode", "Dataset", "IgnoredScope", "ModelType",
+            "QuantizationPreset", "TargetDevice", "compress_weights", "quantize"]
 
 # ``import vinerun._pyopenvino`` (OpenVINO's binding module name) finds the module defined in _bindings.py
 _sys.modules.setdefault(__name__ + "._pyopenvino", _pyopenvino)

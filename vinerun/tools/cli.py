@@ -7,7 +7,7 @@ import sys
 
 from vinerun import __version__
 from vinerun.errors import VinerunError
-from vinerun.tools import benchmark, compile_tool, convert, devices, serve, speech
+from vinerun.tools import benchmark, compile_tool, convert, devices, quantize, serve, speech
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     benchmark.add_parser(sub)
     compile_tool.add_parser(sub)
     convert.add_parser(sub)
+    quantize.add_parser(sub)
     serve.add_parser(sub)
     speech.add_parser(sub)
     return parser

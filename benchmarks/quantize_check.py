@@ -1,0 +1,227 @@
+"""Must-show 4 of issue 18: ``vinerun.quantize`` on models with real weights from PyPI packages.
+
+For each model: calibrate ``vinerun.quantize`` (and ``nncf.quantize`` on the same calibration samples) on one set
+of real inputs, evaluate on a disjoint set of >= 500 real inputs whether the int8 model's prediction equals the
+f32 model's (both run by openvino), check that openvino's profile shows int8 kernels for the quantized
+Convolution / MatMul layers, and time both int8 IRs in openvino (interleaved turns, median latency).
+
+    .venv/bin/python benchmarks/quantize_check.py                  # ppocr-cls, ppocr-rec, magika
+    .venv/bin/python benchmarks/quantize_check.py --models magika --eval 600 --rounds 9
+
+Inputs (all from files that packages ship, and variations of them):
+- ppocr-cls / ppocr-rec: text lines rendered with Pillow's bundled font (words of CPython's ``this`` module
+  text and the license files of installed packages) over crops of scikit-learn's sample photos
+  (``china.jpg``, ``flower.jpg``), with shifts, scale, noise, and 180-degree flips (the classifier's two classes);
+  plus crops of the photos themselves. cls prediction: argmax; rec prediction: the CTC-decoded string.
+- magika: the first and last 1024 bytes of real files under the virtual environment (sources, binaries, data),
+  read at several offsets. Prediction: argmax of the 214 content types.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_zoo  # noqa: E402
+
+import vinerun  # noqa: E402
+
+
+@dataclass
+class Case:
+    name: str
+    file: str
+    inputs: Callable[[int, int], list[dict[str, np.ndarray]]]  # (count, seed) -> samples
+    predict: Callable[[np.ndarray], object]
+
+
+# ---- real inputs -----------------------------------------------------------------------------------------------
+def _photos() -> list[np.ndarray]:
+    import sklearn
+    from PIL import Image
+
+    folder = os.path.join(os.path.dirname(sklearn.__file__), "datasets", "images")
+    return [np.asarray(Image.open(os.path.join(folder, f)).convert("RGB")) for f in ("china.jpg", "flower.jpg")]
+
+
+def _words() -> list[str]:
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        import this  # the Zen of Python, rot13 in this.s (importing it prints it)
+
+    text = "".join(this.d.get(c, c) for c in this.s)
+    site = os.path.dirname(os.path.dirname(np.__file__))
+    for path in sorted(glob.glob(os.path.join(site, "*.dist-info", "LICENSE*")))[:30]:
+        with open(path, errors="ignore") as f:
+            text += " " + f.read(4000)
+    return [w for w in text.split() if w.isascii() and 2 <= len(w) <= 14]
+
+
+def _text_lines(count: int, seed: int, height: int, width: int, flip_half: bool) -> list[np.ndarray]:
+    from PIL import Image, ImageDraw, ImageFont
+
+    rng = np.random.default_rng(seed)
+    photos, words = _photos(), _words()
+    out = []
+    for i in range(count):
+        photo = photos[rng.integers(len(photos))]
+        y0, x0 = rng.integers(0, photo.shape[0] - height * 2), rng.integers(0, photo.shape[1] - width * 2)
+        bg = Image.fromarray(photo[y0:y0 + height * 2, x0:x0 + width * 2]).resize((width, height))
+        bg = Image.blend(bg, Image.new("RGB", bg.size, (235, 235, 235)), float(rng.uniform(0.5, 0.9)))
+        draw = ImageDraw.Draw(bg)
+        font = ImageFont.load_default(int(rng.integers(height // 2, height - 8)))
+        text = " ".join(words[rng.integers(len(words))] for _ in range(int(rng.integers(1, 4))))
+        ink = tuple(int(v) for v in rng.integers(0, 80, 3))
+        draw.text((int(rng.integers(2, 20)), int(rng.integers(0, 6))), text, fill=ink, font=font)
+        img = np.asarray(bg, np.float32)
+        img = img + rng.normal(0, rng.uniform(0, 8), img.shape)
+        if flip_half and i % 2:
+            img = img[::-1, ::-1]
+        out.append(np.clip(img, 0, 255))
+    return out
+
+
+def _ocr_samples(height: int, width: int, flip_half: bool) -> Callable[[int, int], list[dict[str, np.ndarray]]]:
+    def make(count: int, seed: int) -> list[dict[str, np.ndarray]]:
+        imgs = _text_lines(count - count // 10, seed, height, width, flip_half)
+        rng = np.random.default_rng(seed + 1)
+        for photo in (_photos() * count)[: count // 10]:  # plain photo crops: no text at all
+            y0, x0 = rng.integers(0, photo.shape[0] - height), rng.integers(0, photo.shape[1] - width)
+            imgs.append(photo[y0:y0 + height, x0:x0 + width].astype(np.float32))
+        return [{"x": ((im / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)[None].astype(np.float32)} for im in imgs]
+    return make
+
+
+def _ctc(logits: np.ndarray) -> str:
+    ids = logits[0].argmax(-1)
+    return ",".join(str(int(t)) for j, t in enumerate(ids) if t != 0 and (j == 0 or t != ids[j - 1]))
+
+
+def _magika_samples(count: int, seed: int) -> list[dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    site = os.path.dirname(os.path.dirname(np.__file__))
+    files = sorted(p for p in glob.glob(os.path.join(site, "**", "*"), recursive=True)
+                   if os.path.isfile(p) and os.path.getsize(p) > 64)
+    picks = rng.choice(len(files), count, replace=False)
+    out = []
+    for k in picks:
+        with open(files[k], "rb") as f:
+            data = f.read()
+        if len(data) > 8192 and rng.random() < 0.5:  # a variation: a window of the file
+            start = int(rng.integers(0, len(data) - 4096))
+            data = data[start:start + int(rng.integers(4096, len(data) - start + 1))]
+        data = data.strip()
+        beg = list(data[:1024]) + [256] * max(0, 1024 - len(data))
+        end = [256] * max(0, 1024 - len(data)) + list(data[-1024:])
+        out.append({"bytes": np.array([beg + end], np.int32)})
+    return out
+
+
+CASES = {
+    "ppocr-cls": Case("ppocr-cls", model_zoo.rapidocr_file("ch_ppocr_mobile_v2.0_cls_infer.onnx")(""),
+                      _ocr_samples(48, 192, True), lambda y: int(y.argmax())),
+    "ppocr-rec": Case("ppocr-rec", model_zoo.rapidocr_file("ch_PP-OCRv4_rec_infer.onnx")(""),
+                      _ocr_samples(48, 320, False), _ctc),
+    "magika": Case("magika", model_zoo.magika_file(""), _magika_samples, lambda y: int(y.argmax())),
+}
+
+
+# ---- the check -------------------------------------------------------------------------------------------------
+def _int8_layers(ov, compiled_xml: str, sample: dict) -> tuple[int, int]:
+    """(int8 Convolution/MatMul layers, all Convolution/MatMul layers) in openvino's profile."""
+    core = ov.Core()
+    req = core.compile_model(compiled_xml, "CPU", {"PERF_COUNT": True}).create_infer_request()
+    req.infer(sample)
+    layers = [p for p in req.profiling_info if p.node_type in ("Convolution", "MatMul", "FullyConnected")
+              and p.exec_type != "undef"]
+    int8 = [p for p in layers if any(t in p.exec_type for t in ("I8", "U8", "int8"))]
+    return len(int8), len(layers)
+
+
+def _latency(ov, paths: dict[str, str], sample: dict, rounds: int, iters: int) -> dict[str, float]:
+    core = ov.Core()
+    reqs = {k: core.compile_model(p, "CPU", {"PERFORMANCE_HINT": "LATENCY"}).create_infer_request()
+            for k, p in paths.items()}
+    for r in reqs.values():
+        for _ in range(max(3, iters // 5)):
+            r.infer(sample)
+    times: dict[str, list[float]] = {k: [] for k in reqs}
+    for _ in range(rounds):  # interleaved turns
+        for k, r in reqs.items():
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                r.infer(sample)
+            times[k].append((time.perf_counter() - t0) / iters * 1e3)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def check(case: Case, calib: int, evals: int, rounds: int, iters: int, folder: str) -> dict:
+    import nncf
+    import openvino as ov
+
+    calib_set = case.inputs(calib, 1)
+    eval_set = case.inputs(evals, 1000)  # another seed: a disjoint set of crops, words and files
+    t0 = time.perf_counter()
+    q = vinerun.quantize(vinerun.Core().read_model(case.file), vinerun.Dataset(calib_set), subset_size=calib)
+    t_ours = time.perf_counter() - t0
+    ours = os.path.join(folder, f"{case.name}_vinerun_int8.xml")
+    vinerun.save_model(q, ours, compress_to_fp16=False)
+    t0 = time.perf_counter()
+    nq = nncf.quantize(ov.Core().read_model(case.file), nncf.Dataset(calib_set), subset_size=calib)
+    t_nncf = time.perf_counter() - t0
+    theirs = os.path.join(folder, f"{case.name}_nncf_int8.xml")
+    ov.save_model(nq, theirs, compress_to_fp16=False)
+
+    core = ov.Core()
+    f32 = core.compile_model(case.file, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    i8 = core.compile_model(ours, "CPU")
+    n8 = core.compile_model(theirs, "CPU")
+    agree = agree_nncf = 0
+    for s in eval_set:
+        ref = case.predict(f32(s)[0])
+        agree += case.predict(i8(s)[0]) == ref
+        agree_nncf += case.predict(n8(s)[0]) == ref
+    int8_ours, layers_ours = _int8_layers(ov, ours, eval_set[0])
+    int8_nncf, layers_nncf = _int8_layers(ov, theirs, eval_set[0])
+    lat = _latency(ov, {"vinerun": ours, "nncf": theirs}, eval_set[0], rounds, iters)
+    return {"model": case.name, "calib": calib, "eval": evals, "agree": agree / evals, "agree_nncf": agree_nncf / evals,
+            "int8_layers": f"{int8_ours}/{layers_ours}", "int8_layers_nncf": f"{int8_nncf}/{layers_nncf}",
+            "ms_vinerun_q": lat["vinerun"], "ms_nncf_q": lat["nncf"], "ratio": lat["vinerun"] / lat["nncf"],
+            "quantize_s": t_ours, "nncf_s": t_nncf}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", nargs="+", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--calib", type=int, default=200, help="calibration samples (default 200)")
+    ap.add_argument("--eval", type=int, default=500, help="evaluation samples, disjoint (default 500)")
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved timing turns (default 7)")
+    ap.add_argument("--iters", type=int, default=50, help="inferences per turn (default 50)")
+    ap.add_argument("--out", default=None, help="folder for the IRs (default: a temporary one)")
+    args = ap.parse_args()
+    folder = args.out or tempfile.mkdtemp(prefix="quantize_check_")
+    os.makedirs(folder, exist_ok=True)
+    print("| model | agree (vinerun int8 vs f32) | agree (NNCF int8 vs f32) | int8 Conv/MatMul in openvino profile "
+          "(vinerun / NNCF) | openvino latency vinerun-quantized | NNCF-quantized | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for name in args.models:
+        r = check(CASES[name], args.calib, args.eval, args.rounds, args.iters, folder)
+        print(f"| {r['model']} | {r['agree']:.2%} of {r['eval']} | {r['agree_nncf']:.2%} | {r['int8_layers']} / "
+              f"{r['int8_layers_nncf']} | {r['ms_vinerun_q']:.3f} ms | {r['ms_nncf_q']:.3f} ms | {r['ratio']:.3f} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
