@@ -77,8 +77,8 @@ def _text_lines(count: int, seed: int, height: int, width: int, flip_half: bool)
     out = []
     for i in range(count):
         photo = photos[rng.integers(len(photos))]
-        y0, x0 = rng.integers(0, photo.shape[0] - height * 2), rng.integers(0, photo.shape[1] - width * 2)
-        bg = Image.fromarray(photo[y0:y0 + height * 2, x0:x0 + width * 2]).resize((width, height))
+        y0, x0 = rng.integers(0, photo.shape[0] - height * 3 // 2), rng.integers(0, photo.shape[1] - width * 3 // 2)
+        bg = Image.fromarray(photo[y0:y0 + height * 3 // 2, x0:x0 + width * 3 // 2]).resize((width, height))
         bg = Image.blend(bg, Image.new("RGB", bg.size, (235, 235, 235)), float(rng.uniform(0.5, 0.9)))
         draw = ImageDraw.Draw(bg)
         font = ImageFont.load_default(int(rng.integers(height // 2, height - 8)))
