@@ -98,6 +98,36 @@ class LinearQuantization(Node):
     axis = Attr("int", 1)
     block_size = Attr("int", 0)
 
+    def check_params(self, data_type: Type) -> None:
+        """Compile-time checks of the scale and zero point against the data (input 0): shapes that fit the
+        per-tensor / per-axis / blocked form, a zero point of the data's integer type (``data_type``)."""
+        x, scale = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
+        one_value = scale.is_static and int(np.prod(list(scale.to_shape()))) == 1  # per tensor, also as [1]
+        if self.block_size == 0 and scale.rank.is_static and x.rank.is_static and scale.rank.get_length() > 0 \
+                and not one_value:
+            rank = x.rank.get_length()
+            if scale.rank.get_length() != 1:
+                raise ValidationError(f"the scale must be a scalar or 1-D along axis {self.axis}, got shape {scale}")
+            axis = normalize_axis(self.axis, rank) if rank else 0
+            dim, count = (x[axis] if rank else None), scale[0]
+            known = dim is not None and dim.is_static and count.is_static
+            if known and count.get_length() not in (1, dim.get_length()):
+                raise ValidationError(f"the scale has {count.get_length()} values but axis {axis} of the input "
+                                      f"{x} has {dim.get_length()}")
+        if self.get_input_size() > 2 and self.input_value(2) is not None:
+            zp, zp_type = self.get_input_partial_shape(2), self.get_input_element_type(2)
+            zs, ss = (list(zp.to_shape()), list(scale.to_shape())) if zp.is_static and scale.is_static else ([], [])
+            if zs != ss and (int(np.prod(zs)) > 1 or int(np.prod(ss)) > 1):
+                raise ValidationError(f"the zero point's shape {zp} differs from the scale's {scale}")
+            if data_type.is_static() and zp_type.is_static() and zp_type != data_type:
+                raise ValidationError(f"the zero point is {zp_type.get_type_name()} but the quantized data is "
+                                      f"{data_type.get_type_name()}")
+        scale_value = self.const_input(1)
+        if scale_value is not None and self.type_name == "QuantizeLinear" and np.asarray(scale_value).dtype.kind == "f":
+            v = np.asarray(scale_value, np.float64)
+            if not np.all(np.isfinite(v)) or np.any(v == 0):
+                raise ValidationError(f"the scale must be finite and non-zero, got {v.reshape(-1)[:4].tolist()}")
+
     def broadcast_params(self, inputs: list) -> tuple[np.ndarray, np.ndarray | None]:
         """The scale (input 1) and the zero point (input 2, if given) broadcast to the shape of ``x`` (input 0)."""
         shape, zp = inputs[0].shape, zero_point(inputs)
@@ -119,6 +149,7 @@ class QuantizeLinear(LinearQuantization):
         et = self.get_input_element_type(2) if self.get_input_size() > 2 else self.output_type
         if not et.is_static():
             et = self.output_type
+        self.check_params(et)
         return [(et, self.get_input_partial_shape(0))]
 
     def evaluate(self, inputs: list) -> list:
@@ -138,6 +169,7 @@ class DequantizeLinear(LinearQuantization):
 
     def infer(self) -> list:
         et = self.output_type if self.output_type.is_static() else self.get_input_element_type(1)
+        self.check_params(self.get_input_element_type(0))
         return [(et, self.get_input_partial_shape(0))]
 
     def evaluate(self, inputs: list) -> list:

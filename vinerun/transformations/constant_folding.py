@@ -6,6 +6,8 @@ uses while it translates) to a whole model with the reference ops.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from vinerun.errors import ValidationError
@@ -34,14 +36,16 @@ def _fits(node: Node, values: list[np.ndarray]) -> bool:
 class ConstantFolding(InPlacePass):
     """Replace every foldable node by Constants computed with the reference ops.
 
-    Random ops, state ops (ReadValue/Assign) and results over ``max_elements`` are left alone.
+    Random ops, state ops (ReadValue/Assign), results over ``max_elements`` and nodes ``keep`` says to keep
+    (e.g. :func:`~.decompression.is_decompression`: weight dequantization an int8 kernel takes) are left alone.
 
     >>> ConstantFolding()(model).modified
     True
     """
 
-    def __init__(self, max_elements: int = MAX_FOLD_ELEMENTS):
+    def __init__(self, max_elements: int = MAX_FOLD_ELEMENTS, keep: Callable[[Node], bool] | None = None):
         self.max_elements = max_elements
+        self.keep = keep
 
     def call(self, model: Model) -> PassResult:
         modified = False
@@ -52,7 +56,7 @@ class ConstantFolding(InPlacePass):
             if any(v is not None and id(v.node) in refined for v in node.input_values()) and _refine(node):
                 refined.add(id(node))  # e.g. [?, 128, 384] + a folded [1, 128, 384] is [1, 128, 384]: a ShapeOf
                 modified = True        # downstream then folds too, and the Reshapes after it get static shapes
-            if isinstance(node, Result):
+            if isinstance(node, Result) or self.keep is not None and self.keep(node):
                 continue
             values = fold_values(node, self.max_elements)
             if values is None or not _fits(node, values):

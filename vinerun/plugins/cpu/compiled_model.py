@@ -14,6 +14,7 @@ from vinerun.plugin_api.property_table import PropertyValues
 from vinerun.plugin_api.specialize import Shapes, SpecializedPlans
 from vinerun.plugin_api.variable_state import VariableState, variable_states
 from vinerun.plugins.cpu import device_info
+from vinerun.plugins.cpu.compressed_weights import compress_weight_ops, dynamic_quantization_group
 from vinerun.plugins.cpu.config import COMPILED_TABLE, PLUGIN_TABLE, effective_precision
 from vinerun.plugins.cpu.depthwise_fusion import DepthwiseFusion
 from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
@@ -23,14 +24,21 @@ from vinerun.plugins.cpu.streams import SharedStreams, StreamsConfig, resolve_st
 from vinerun.plugins.cpu.thread_governor import ThreadGovernor
 from vinerun.plugins.cpu.winograd_selection import WinogradSelection
 from vinerun.properties import hint
-from vinerun.transformations import common_cleanup
+from vinerun.transformations import ConstantFolding, DeadCodeElimination, PassManager, common_cleanup
 from vinerun.transformations.fused_transformer import attention_fusion, layer_norm_fusion
 from vinerun.transformations.gelu_fusion import GeluFusion
+from vinerun.transformations.low_precision import low_precision
 
 
-def compile_plan(model: Model, precision: Any, winograd: bool = True) -> Plan:
+def compile_plan(model: Model, precision: Any, winograd: bool = True, dq_group: int = 0) -> Plan:
     """The CPU's graph passes on ``model`` (in place: pattern rewrites, fusions, precision lowering, the
-    depthwise fusion and, with ``winograd``, the Winograd selection on the lowered graph), then its plan."""
+    depthwise fusion and, with ``winograd``, the Winograd selection on the lowered graph), then its plan.
+
+    ``model`` comes from ``common_cleanup(keep_decompression=True)``: the int8 passes take the weight
+    dequantization subgraphs first, and what they leave is folded into f32 constants here."""
+    low_precision()(model)
+    compress_weight_ops(model, dq_group)  # int8 / int4 weight-only MatMuls and Gathers keep their weights packed
+    fold_decompression(model)
     rewrite_patterns(model)
     conv_fusion()(model)
     GeluFusion()(model)
@@ -42,6 +50,11 @@ def compile_plan(model: Model, precision: Any, winograd: bool = True) -> Plan:
     if winograd:
         WinogradSelection()(model)
     return Plan(model)
+
+
+def fold_decompression(model: Model) -> None:
+    """Fold the weight dequantization subgraphs no int8 kernel took into f32 constants."""
+    PassManager([ConstantFolding(), DeadCodeElimination()])(model)
 
 
 def _winograd_allowed(values: PropertyValues) -> bool:
@@ -75,11 +88,13 @@ class CPUCompiledModel(ICompiledModel):
             "OPTIMAL_NUMBER_OF_INFER_REQUESTS": lambda: self.streams.num_requests,
             "INFERENCE_PRECISION_HINT": lambda: effective_precision(config),
             "LOADED_FROM_CACHE": lambda: self.loaded_from_cache,
+            "DYNAMIC_QUANTIZATION_GROUP_SIZE": lambda: dynamic_quantization_group(config),
         })
-        common_cleanup()(self.model)  # constant folding + dead code, in place on the clone
+        common_cleanup(keep_decompression=True)(self.model)  # constant folding + dead code, in place on the clone
         self._unfused = self.model  # what export_graph returns: IR-writable, no internal ops
         self.model = self.model.clone()
-        self.plan = compile_plan(self.model, effective_precision(config), _winograd_allowed(config))
+        self.plan = compile_plan(self.model, effective_precision(config), _winograd_allowed(config),
+                                 dynamic_quantization_group(config))
         #: plans for the input shapes calls bring, where the model's inputs are dynamic (see specialize)
         self.specialized: SpecializedPlans | None = None
         if _dynamic_inputs(self._unfused) and config.get("CPU_RUNTIME_CACHE_CAPACITY") > 0:
@@ -89,9 +104,11 @@ class CPUCompiledModel(ICompiledModel):
         """The plan of this model with its inputs reshaped to ``shapes``."""
         model = self._unfused.clone()
         model.reshape({i: list(shape) for i, shape in enumerate(shapes)})
-        common_cleanup()(model)  # the shape arithmetic is constant now: fold it, then infer the static shapes
+        common_cleanup(keep_decompression=True)(model)  # the shape arithmetic is constant now: fold it, then infer
+        # the static shapes
         model.validate_nodes_and_infer_types()
-        return compile_plan(model, effective_precision(self.values), _winograd_allowed(self.values))
+        return compile_plan(model, effective_precision(self.values), _winograd_allowed(self.values),
+                            dynamic_quantization_group(self.values))
 
     def plan_for(self, inputs: list[Any]) -> Plan:
         """The plan a call with ``inputs`` runs: one specialized to their shapes once compiled, else the plan."""

@@ -284,7 +284,8 @@ class CompressedWeights(InPlacePass):
 
     def _gather(self, node: Node, cache: dict) -> bool:
         axis = _value(node.input_value(2))
-        if (axis is None or int(axis) != 0 or node.batch_dims != 0  # type: ignore[attr-defined]
+        if (axis is None or np.asarray(axis).size != 1 or int(np.asarray(axis).reshape(-1)[0]) != 0
+                or node.batch_dims != 0  # type: ignore[attr-defined]
                 or node.get_output_element_type(0) != Type.f32):
             return False
         found = self._weight(node.input_value(0), 1, cache)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, EXECUTE, DnnlError, data_address, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import EXECUTE, LAYOUT_TYPES, DnnlError, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
 from vinerun.plugins.cpu.kernels._native import NativeStep, ValueLayout, element_layout, layout_of_value, memory_order
 from vinerun.plugins.cpu.kernels._torch import strided_view
@@ -105,7 +105,7 @@ class _CopyIn:
 
 def _reorder(x: np.ndarray, layout: ValueLayout) -> Reorder | None:
     """A oneDNN reorder from ``x``'s layout to ``layout`` (same dtype), or None where oneDNN has no fast one."""
-    dt = DATA_TYPES.get(x.dtype.name)
+    dt = LAYOUT_TYPES.get(x.dtype.name)
     lib = library()
     if dt is None or lib is None or any(s <= 0 or s % x.itemsize for s in x.strides):
         return None

@@ -23,19 +23,24 @@ from typing import Any
 
 import numpy as np
 
-F32, BF16 = 3, 2  # dnnl_data_type_t
-#: the oneDNN data type of a NumPy dtype name
+F32, BF16, S32, S8, U8 = 3, 2, 4, 5, 6  # dnnl_data_type_t
+#: the oneDNN data type of a NumPy dtype name (the float types kernels compute in)
 DATA_TYPES = {"float32": F32, "bfloat16": BF16}
+#: the integer types of the int8 kernels (:mod:`.conv_int8`); a layout may hold any of these
+INT_TYPES = {"int8": S8, "uint8": U8, "int32": S32}
+LAYOUT_TYPES = {**DATA_TYPES, **INT_TYPES}
 _TAG_ANY, _CPU, _FWD_INFERENCE, _CONV_DIRECT, _IN_ORDER = 1, 1, 96, 1, 1
 _Q_WEIGHTS_MD, _Q_SCRATCHPAD_MD, _Q_IMPL_INFO, _SCRATCHPAD_USER = 131, 136, 8, 1
 ARG_SRC, ARG_SRC_1, ARG_DST, ARG_WEIGHTS, ARG_BIAS, ARG_SCRATCHPAD = 1, 2, 17, 33, 41, 80
 ARG_POST_OP_BASE = 32768  # DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE (oneDNN 3.x)
 ARG_POST_OP_DW = 16384  # DNNL_ARG_ATTR_POST_OP_DW: or-ed with ARG_WEIGHTS / ARG_BIAS
+ARG_ATTR_SCALES, ARG_ATTR_ZERO_POINTS = 4096, 8192  # or-ed with ARG_SRC / ARG_WEIGHTS / ARG_DST
 _Q_EXEC_ARG_MD = 255
 _ALLOCATE = ctypes.c_void_p(-1 & 0xFFFFFFFFFFFFFFFF)
 #: eltwise algorithm kinds (dnnl_alg_kind_t)
 ELTWISE = {"relu": 0x20, "tanh": 0x21, "elu": 0x22, "linear": 0x26, "soft_relu": 0x27, "logistic": 0x29,
-           "gelu_tanh": 0x2B, "swish": 0x2C, "clip": 0x2E, "gelu_erf": 0x31, "mish": 0x33, "hardswish": 0x34}
+           "gelu_tanh": 0x2B, "swish": 0x2C, "clip": 0x2E, "gelu_erf": 0x31, "round": 0x32, "mish": 0x33,
+           "hardswish": 0x34}
 
 Dims = ctypes.c_int64 * 12
 
@@ -190,8 +195,12 @@ class Primitive:
     a binary post-op's second operand is a runtime argument (:meth:`binary_args`).
     """
 
-    def __init__(self, lib: Library, post_ops: list[tuple] | None = None):
+    def __init__(self, lib: Library, post_ops: list[tuple] | None = None,
+                 scales: dict[int, tuple[int, np.ndarray]] | None = None, zero_points: dict[int, int] | None = None):
         self.lib = lib
+        self.scales = {arg: (mask, np.ascontiguousarray(v, np.float32).reshape(-1))
+                       for arg, (mask, v) in (scales or {}).items()}
+        self.zero_points = {arg: np.array([zp], np.int32) for arg, zp in (zero_points or {}).items() if zp}
         # oneDNN objects this primitive made, destroyed when it is collected: (kind, handle)
         self._owned: list[tuple[str, ctypes.c_void_p]] = []
         weakref.finalize(self, _destroy, lib, self._owned)
@@ -236,7 +245,9 @@ class Primitive:
         self._own("post_ops", po)
         for op in self.post_ops:
             if op[0] == "sum":
-                lib.check(lib.lib.dnnl_post_ops_append_sum(po, ctypes.c_float(1.0), 0, 0), "append_sum")
+                scale, zp, dt = op[1:] if len(op) > 1 else (1.0, 0, 0)
+                lib.check(lib.lib.dnnl_post_ops_append_sum(po, ctypes.c_float(scale), ctypes.c_int32(zp), dt),
+                          "append_sum")
             elif op[0] == "binary":
                 lib.check(lib.lib.dnnl_post_ops_append_binary(po, op[1], op[2]), "append_binary")
             elif op[0] == "depthwise":  # (kind, weights type, bias type, destination type, kernel, stride, pad)
@@ -246,6 +257,10 @@ class Primitive:
                 lib.check(lib.lib.dnnl_post_ops_append_eltwise(po, op[1], ctypes.c_float(op[2]),
                                                                ctypes.c_float(op[3])), "append_eltwise")
         lib.check(lib.lib.dnnl_primitive_attr_set_post_ops(attr, po), "set_post_ops")
+        for arg, (mask, _) in self.scales.items():
+            lib.check(lib.lib.dnnl_primitive_attr_set_scales_mask(attr, arg, mask), "set_scales_mask")
+        for arg in self.zero_points:
+            lib.check(lib.lib.dnnl_primitive_attr_set_zero_points_mask(attr, arg, 0), "set_zero_points_mask")
         # each thread passes its own scratchpad: the library's own is not safe for concurrent calls
         lib.check(lib.lib.dnnl_primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER), "set_scratchpad_mode")
         return attr
@@ -258,7 +273,18 @@ class Primitive:
         lib.check(lib.lib.dnnl_primitive_create(ctypes.byref(prim), pd), "primitive_create")
         self._own("primitive", prim)
         scratch_md = ctypes.c_void_p(lib.lib.dnnl_primitive_desc_query_md(pd, _Q_SCRATCHPAD_MD, 0))
-        return prim, self._constants(pd), _impl_of(lib, pd), scratch_md
+        return prim, self._constants(pd) + self._quantization_constants(), _impl_of(lib, pd), scratch_md
+
+    def _quantization_constants(self) -> list[tuple[int, ctypes.c_void_p]]:
+        """The memories of the scales and zero points (constants of the primitive, like its weights)."""
+        out = []
+        for arg, (_, values) in self.scales.items():
+            md = self.md((values.size,), (1,))
+            out.append((ARG_ATTR_SCALES | arg, self._own("memory", self.lib.memory(md, values.ctypes.data))))
+        for arg, zp in self.zero_points.items():
+            md = self.md((1,), (1,), S32)
+            out.append((ARG_ATTR_ZERO_POINTS | arg, self._own("memory", self.lib.memory(md, zp.ctypes.data))))
+        return out
 
     def instance(self, key: Any) -> tuple[Any, ...]:
         inst = self._instances.get(key)
@@ -343,10 +369,11 @@ class Primitive:
         return w_mem
 
     def reordered(self, plain: np.ndarray, md: ctypes.c_void_p) -> ctypes.c_void_p:
-        """``plain`` (f32, any strides) in the layout and type of ``md``, in a oneDNN-owned buffer (done once)."""
+        """``plain`` (f32 or int8, any strides) in the layout and type of ``md``, in a oneDNN-owned buffer (done
+        once)."""
         lib = self.lib
-        plain = np.ascontiguousarray(plain, np.float32)
-        src_md = self.md(plain.shape, tuple(s // plain.itemsize for s in plain.strides))
+        plain = np.ascontiguousarray(plain, np.int8 if plain.dtype == np.int8 else np.float32)
+        src_md = self.md(plain.shape, tuple(s // plain.itemsize for s in plain.strides), LAYOUT_TYPES[plain.dtype.name])
         src = self._own("memory", lib.memory(src_md, plain.ctypes.data))
         dst = self._own("memory", lib.memory(md))
         rpd, rprim = ctypes.c_void_p(), ctypes.c_void_p()
@@ -380,18 +407,21 @@ class Conv2d(Primitive):
     def __init__(self, lib: Library, w: np.ndarray, bias: np.ndarray | None, groups: int,
                  in_shape: tuple[int, ...], out_shape: tuple[int, ...], strides: list[int],
                  dilations: list[int], pads_begin: list[int], pads_end: list[int], post_ops: list[tuple],
-                 dtype: int = F32, plain_dst: bool = False, depthwise: DepthwisePostOp | None = None):
+                 dtype: int = F32, plain_dst: bool = False, depthwise: DepthwisePostOp | None = None,
+                 types: tuple[int, int] | None = None, **quantization: Any):
         if depthwise is not None:
             post_ops = [*post_ops, ("depthwise", dtype, F32, dtype, 3, depthwise.stride, depthwise.padding),
                         *depthwise.post_ops]
-        super().__init__(lib, post_ops)
+        super().__init__(lib, post_ops, **quantization)
+        # ``types``: (source, destination) of an int8 convolution (``dtype`` is then its weights' S8)
+        src_type, dst_type = types or (dtype, dtype)
         self.dtype = dtype
         n, c, h, wd = in_shape
         _, o, oh, ow = out_shape
-        self.src_mds = {True: self.md(in_shape, (h * wd * c, 1, wd * c, c), dtype),
-                        False: self.md(in_shape, (c * h * wd, h * wd, wd, 1), dtype)}
+        self.src_mds = {True: self.md(in_shape, (h * wd * c, 1, wd * c, c), src_type),
+                        False: self.md(in_shape, (c * h * wd, h * wd, wd, 1), src_type)}
         dst_strides = (o * oh * ow, oh * ow, ow, 1) if plain_dst else (oh * ow * o, 1, ow * o, o)
-        self.dst_md = self.md(out_shape, dst_strides, dtype)
+        self.dst_md = self.md(out_shape, dst_strides, dst_type)
         self.dw_post_op = depthwise
         # the convolution's own output: with a depthwise post-op, the 1x1 output (same size as its input)
         self.conv_dst_md = self.dst_md if depthwise is None else self.md((n, o, h, wd), (h * wd * o, 1, wd * o, o),
@@ -399,7 +429,7 @@ class Conv2d(Primitive):
         k = w.shape[2:]
         self.wdims = (o, c, *k) if groups == 1 else (groups, o // groups, c // groups, *k)
         self.depthwise = groups > 1 and groups == c == o
-        self.w_plain = np.ascontiguousarray(w, np.float32).reshape(self.wdims)
+        self.w_plain = np.ascontiguousarray(w, np.int8 if dtype == S8 else np.float32).reshape(self.wdims)
         self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
         self.geometry = (strides, [d - 1 for d in dilations], pads_begin, pads_end)
 

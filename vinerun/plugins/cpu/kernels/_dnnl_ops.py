@@ -12,6 +12,7 @@ Each is made once per thread count (the key) and called on raw buffer addresses,
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 import numpy as np
 
@@ -67,12 +68,13 @@ class MatMul(Primitive):
     """
 
     def __init__(self, lib: Library, src: Layout, weights: np.ndarray | Layout, dst: Layout,
-                 bias: np.ndarray | None = None, post_ops: list[tuple] | None = None, weights_type: int = F32):
-        super().__init__(lib, post_ops)
+                 bias: np.ndarray | None = None, post_ops: list[tuple] | None = None, weights_type: int = F32,
+                 **quantization: Any):
+        super().__init__(lib, post_ops, **quantization)
         self.src_md, self.dst_md = self.md(*src), self.md(*dst)
         self.constant = isinstance(weights, np.ndarray)
-        if isinstance(weights, np.ndarray):
-            self.w_plain = np.ascontiguousarray(weights, np.float32)
+        if isinstance(weights, np.ndarray):  # int8 weights stay int8 (an int8 matmul: see matmul_int8)
+            self.w_plain = np.ascontiguousarray(weights, np.int8 if weights.dtype == np.int8 else np.float32)
             self.w_md = self.md(self.w_plain.shape, None, weights_type)
         else:
             self.w_md = self.md(*weights)
@@ -105,8 +107,8 @@ class MatMul(Primitive):
 class _SrcDst(Primitive):
     """A primitive of one source and one destination (a call passes their addresses)."""
 
-    def __init__(self, lib: Library, src: Layout, dst: Layout):
-        super().__init__(lib)
+    def __init__(self, lib: Library, src: Layout, dst: Layout, **quantization: Any):
+        super().__init__(lib, **quantization)
         self.src_md, self.dst_md = self.md(*src), self.md(*dst)
 
     def _runtime(self, key: int) -> list[tuple[int, ctypes.c_void_p]]:
@@ -146,8 +148,8 @@ class Pooling(_SrcDst):
 
 
 class Reorder(_SrcDst):
-    """A copy from layout ``src`` to layout ``dst`` (same dims): a conversion (f32 <-> bf16) and/or a
-    transposition (NCHW <-> channels-last)."""
+    """A copy from layout ``src`` to layout ``dst`` (same dims): a conversion (f32 <-> bf16, or a quantization
+    f32 <-> int8 with scales and zero points) and/or a transposition (NCHW <-> channels-last)."""
 
     def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
         lib, pd = self.lib, ctypes.c_void_p()

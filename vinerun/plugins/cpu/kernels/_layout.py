@@ -19,7 +19,9 @@ CHANNELS_LAST_READERS = frozenset({"FusedConvolution", "FusedConvolutionDW", "Co
                                    # eltwise_dnnl, reduce_dnnl (their other kernels copy or make C-contiguous)
                                    "Relu", "Sigmoid", "Tanh", "Clamp", "Elu", "Gelu", "Swish", "HSwish",
                                    "HardSigmoid", "Sqrt", "Exp", "Abs", "ReduceMean", "ReduceSum", "ReduceMax",
-                                   "ReduceMin"})
+                                   "ReduceMin",
+                                   # the int8 layers and the (de)quantization around them (conv_int8, quantize)
+                                   "QuantizedConvolution", "QuantizeLinear", "DequantizeLinear"})
 
 
 def keeps_channels_last(node: Node) -> bool:

@@ -17,7 +17,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, Primitive, PrimitiveCache, data_address, library
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, LAYOUT_TYPES, Primitive, PrimitiveCache, data_address, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import Layout, Reorder
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 
@@ -53,7 +53,7 @@ def element_layout(value: ValueLayout, dims: tuple[int, ...] | None = None) -> L
     dims = tuple(shape) if dims is None else dims
     elements = tuple(s // dtype.itemsize for s in strides)
     outer = elements[0] * shape[0] if shape else 1  # a new leading dim of 1: the stride a dense array has there
-    return dims, (outer,) * (len(dims) - len(shape)) + elements, DATA_TYPES[dtype.name]
+    return dims, (outer,) * (len(dims) - len(shape)) + elements, LAYOUT_TYPES[dtype.name]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, data_address, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import BF16, DATA_TYPES, S8, U8, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import (
     POOL_AVG_EXCLUDE,
     POOL_AVG_INCLUDE,
@@ -44,11 +44,13 @@ def _geometry(node: Any, sizes: list[int], outs: list[int]) -> tuple[list[int], 
 
 
 def dnnl_pool_kernel(node: Node) -> Kernel | None:
-    """The kernel for an f32 or bf16 2-D MaxPool (output 1 unread) or AvgPool of static shape, or None."""
+    """The kernel for a 2-D MaxPool (f32, bf16, int8; output 1 unread) or AvgPool of static shape, or None."""
     lib = library()
     xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
     dt = DATA_TYPES.get(dtype.name)
+    if node.type_name == "MaxPool" and dtype.name in ("uint8", "int8"):
+        dt = U8 if dtype.name == "uint8" else S8  # int8 data between int8 layers (low_precision's propagation)
     if (lib is None or dt is None or not xs.is_static or not ys.is_static or len(xs) != 4
             or (dt == BF16 and not mkldnn_bf16())):
         return None

@@ -1,0 +1,95 @@
+"""Quantized models on the CPU: QDQ convolutions and MatMuls run on oneDNN's int8 kernels (profile exec types
+end in ``_int8``), agree with onnxruntime (the oracle) within a quantization step, and what cannot run in int8
+runs in f32, correctly, and says so in the profile."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+import vinerun as ov
+from tests.unit.low_precision._qdq import QdqGraph, depthwise_cnn, per_channel_activation, residual_cnn
+from vinerun.errors import VinerunError
+from vinerun.plugins.cpu.kernels._dnnl import library
+
+ort = pytest.importorskip("onnxruntime")
+needs_dnnl = pytest.mark.skipif(library() is None, reason="oneDNN binding (onednn-cpu-gomp) not installed")
+
+
+def _run(model: onnx.ModelProto, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+    """(vinerun's output, onnxruntime's, vinerun's profile)."""
+    data = model.SerializeToString()
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"x": x})[0]
+    config = {"PERF_COUNT": True, "INFERENCE_PRECISION_HINT": "f32"}
+    compiled = ov.Core().compile_model(ov.Core().read_model(data), "CPU", config)
+    request = compiled.create_infer_request()
+    got = request.infer([x])[0]
+    return got, expected, request.get_profiling_info()
+
+
+def _exec_types(profile: list, *names: str) -> dict[str, str]:
+    return {p.node_name: p.exec_type for p in profile if p.node_name in names and p.status == p.Status.EXECUTED}
+
+
+@needs_dnnl
+def test_residual_cnn_runs_int8_and_matches_onnxruntime() -> None:
+    x = np.random.default_rng(0).standard_normal((1, 8, 16, 16)).astype(np.float32)
+    got, expected, profile = _run(residual_cnn(), x)
+    step = 0.01  # the output's quantization step
+    assert np.abs(got - expected).max() <= 2 * step + 1e-6
+    assert np.mean(np.abs(got - expected) < 1e-6) > 0.9
+    types = _exec_types(profile, "conv1", "conv2", "fc")
+    assert set(types) == {"conv1", "conv2", "fc"}
+    assert all(t.endswith("_int8") for t in types.values()), types
+    assert types["conv2"] == "onednn_conv2d_sum_int8"  # the residual Add runs inside it
+    assert {p.node_type for p in profile if p.status == p.Status.EXECUTED} >= {"MaxPool"}
+    maxpool = next(p for p in profile if p.node_type == "MaxPool")
+    assert maxpool.exec_type == "onednn_maxpool"  # on the integers: its Q/DQ pair moved away
+
+
+@needs_dnnl
+def test_depthwise_with_signed_activations() -> None:
+    x = np.random.default_rng(1).standard_normal((1, 8, 12, 12)).astype(np.float32)
+    got, expected, profile = _run(depthwise_cnn(), x)
+    assert np.abs(got - expected).max() <= 2 * 0.02 + 1e-6
+    types = _exec_types(profile, "dw", "pw")
+    assert all(t.endswith("_int8") for t in types.values()) and len(types) == 2, types
+
+
+def test_per_channel_activations_run_in_f32_and_the_profile_says_so() -> None:
+    x = np.abs(np.random.default_rng(2).standard_normal((1, 4, 8, 8))).astype(np.float32)
+    got, expected, profile = _run(per_channel_activation(), x)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    conv = next(p for p in profile if "Convolution" in p.node_type and p.status == p.Status.EXECUTED)
+    assert conv.node_type != "QuantizedConvolution" and not conv.exec_type.endswith("_int8")
+    assert any(p.node_type == "DequantizeLinear" and p.status == p.Status.EXECUTED for p in profile)
+
+
+def _bad_model(scale: np.ndarray, zero_point: np.ndarray) -> onnx.ModelProto:
+    g = QdqGraph()
+    s, z = g.const(scale, "s"), g.const(zero_point, "z")
+    q = g.node("QuantizeLinear", ["x", s, z], name="quantize_x", axis=1)
+    return g.model({"x": [1, 4, 8, 8]}, g.conv(g.node("DequantizeLinear", [q, s, z], axis=1), 4, 4))
+
+
+@pytest.mark.parametrize(("scale", "zero_point", "message"), [
+    (np.float32([0.1, 0.1, 0.1]), np.zeros(3, np.uint8), "has 3 values but axis 1"),
+    (np.float32([0.1, 0.1, 0.1, 0.1]), np.zeros(2, np.uint8), "zero point's shape"),
+    (np.float32(0.0), np.uint8(0), "finite and non-zero"),
+])
+def test_malformed_quantization_fails_to_compile_naming_the_node(scale, zero_point, message) -> None:
+    core = ov.Core()
+    with pytest.raises(VinerunError, match=message) as info:
+        core.compile_model(core.read_model(_bad_model(scale, zero_point).SerializeToString()), "CPU")
+    assert "quantize_x" in str(info.value) or "QuantizeLinear" in str(info.value)
+
+
+def test_zero_point_of_another_type_than_the_data_is_an_error() -> None:
+    g = QdqGraph()
+    q = g.node("QuantizeLinear", ["x", g.const(np.float32(0.1)), g.const(np.uint8(3))])
+    y = g.node("DequantizeLinear", [q, g.const(np.float32(0.1)), g.const(np.int8(3))], name="bad_dq")
+    model = g.model({"x": [2, 3]}, y)
+    with pytest.raises(VinerunError, match="bad_dq.*zero point is i8 but the quantized data is u8"):
+        ov.Core().read_model(model.SerializeToString())

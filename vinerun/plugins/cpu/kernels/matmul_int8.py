@@ -1,0 +1,79 @@
+"""Int8 MatMuls by constant weights (:class:`~vinerun.transformations.low_precision.QuantizedMatMul`) through
+oneDNN's matmul: u8 / s8 rows by s8 weights, s32 accumulation, the scales, zero points, bias and post-ops
+as in :mod:`.conv_int8` (a fully connected layer, a transformer's projections)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._dnnl import INT_TYPES, S8, PrimitiveCache, data_address, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl_ops import MatMul, dense
+from vinerun.plugins.cpu.kernels.conv_dnnl import prepare_one_thread
+from vinerun.plugins.cpu.kernels.conv_int8 import F32_TYPE, post_ops, quantization_attributes
+from vinerun.transformations.low_precision import QuantizedLayer
+
+ROW_COUNTS = 16  # primitives kept per layer (one per row count a dynamic model brings)
+
+
+@cpu_kernel("QuantizedMatMul")
+def int8_matmul_kernel(node: Any) -> Kernel | None:
+    """oneDNN's int8 matmul for a QuantizedMatMul (a primitive per row count: dynamic rows too), or None (the
+    reference)."""
+    lib = library()
+    layer: QuantizedLayer = node.layer
+    xs = node.get_input_partial_shape(0)
+    if lib is None or xs.rank.is_dynamic or xs.rank.get_length() < 2:
+        return None
+    src_dt = np.dtype(node.get_input_element_type(0).to_dtype())
+    dst_dt = np.dtype(node.get_output_element_type(0).to_dtype())
+    found = post_ops(layer, dst_dt)
+    if found is None:
+        return None
+    ops, residual = found
+    w = layer.weights.values.T if getattr(layer.head, "transpose_b", False) else layer.weights.values
+    k, n_out = w.shape
+    w = np.ascontiguousarray(w)
+    dst_type = INT_TYPES.get(dst_dt.name, F32_TYPE)
+    attrs = quantization_attributes(layer, 2)
+
+    def make(rows: int) -> MatMul:
+        return MatMul(lib, dense((rows, k), INT_TYPES[src_dt.name]), w, dense((rows, n_out), dst_type), layer.bias,
+                      ops, S8, **attrs)
+
+    primitives = PrimitiveCache(make, ROW_COUNTS)
+    current = torch.get_num_threads()
+    if xs.is_static:  # made now: one that has no fast implementation leaves the node to the reference
+        rows = int(np.prod([int(d) for d in xs.to_shape()][:-1]))
+        probe = primitives.get(rows)
+        if probe is None:
+            return None
+        impl = optimized_impl(probe, current)
+        if current > 1:
+            prepare_one_thread(lambda: probe.instance(1))
+    else:
+        impl = "per row count"
+    threads = torch.get_num_threads
+
+    def run(inputs: list) -> list:
+        x = np.ascontiguousarray(inputs[0])
+        if x.shape[-1] != k:
+            raise ValueError(f"expected {k} values in the last axis, got shape {list(x.shape)}")
+        rows = x.size // k
+        out_shape = (*x.shape[:-1], n_out)
+        mm = primitives.get(rows)
+        if mm is None:  # over the cache's limit: the reference
+            return node.evaluate(inputs)
+        y = np.empty(out_shape, dst_dt)
+        if residual is not None:
+            r = inputs[residual]  # its bytes: oneDNN reads them with the residual's own type
+            np.copyto(y.view(r.dtype), np.broadcast_to(r, out_shape))
+        mm(threads(), data_address(x), data_address(y))
+        return [y]
+
+    kernel = Kernel(run, "onednn_matmul" + ("_sum" if residual is not None else "") + "_int8")
+    kernel.impl = impl  # type: ignore[attr-defined]
+    return kernel

@@ -1,0 +1,97 @@
+"""Per-tensor QuantizeLinear and DequantizeLinear (the model's input into the first int8 layer, int8 results out
+to f32 ops) as one oneDNN reorder with a scale and a zero point: one pass, rounding half to even and
+saturating as the reference does, laid out channels-last where the readers take that (the first int8
+convolution). Per-axis and blocked forms run the reference; an array in another layout than planned runs the
+same arithmetic in PyTorch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._dnnl import ARG_DST, ARG_SRC, LAYOUT_TYPES, data_address, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
+from vinerun.plugins.cpu.kernels._native import (
+    Buffer,
+    NativeStep,
+    OutputLayout,
+    ValueLayout,
+    arriving_layout,
+    element_layout,
+    output_layout,
+)
+from vinerun.plugins.cpu.kernels._torch import strided_numpy, strided_view, to_torch
+from vinerun.transformations.low_precision.params import Quantization, activation_params
+
+
+def _tensor(a: np.ndarray) -> torch.Tensor:
+    t = strided_view(a)
+    return to_torch(a) if t is None else t
+
+
+def _torch_quantize(x: np.ndarray, q: Quantization) -> np.ndarray:
+    lo, hi = q.limits
+    dtype = torch.uint8 if q.dtype == np.uint8 else torch.int8
+    t = _tensor(np.asarray(x, np.float32))
+    return strided_numpy(torch.round(t / np.float32(q.scale)).add_(q.zero_point).clamp_(lo, hi).to(dtype))
+
+
+def _torch_dequantize(x: np.ndarray, q: Quantization) -> np.ndarray:
+    return strided_numpy(_tensor(np.asarray(x)).to(torch.float32).sub_(q.zero_point).mul_(np.float32(q.scale)))
+
+
+def _reorder_kernel(node: Any, q: Quantization, quantize: bool) -> Kernel | None:
+    """The reorder form for a static shape (else None): source laid out as it most likely arrives."""
+    lib = library()
+    shape = node.get_input_partial_shape(0)
+    if lib is None or not shape.is_static:
+        return None
+    dims = tuple(int(d) for d in shape.to_shape())
+    if not dims or 0 in dims:
+        return None
+    src_dt = np.dtype(node.get_input_element_type(0).to_dtype())
+    dst_dt = np.dtype(node.get_output_element_type(0).to_dtype())
+    src: ValueLayout = arriving_layout(node, 0, dims, src_dt)
+    out: OutputLayout = output_layout(node, dims, dst_dt)
+    arg = ARG_DST if quantize else ARG_SRC
+    attrs = {"scales": {arg: (0, np.float32([q.scale]))}, "zero_points": {arg: q.zero_point}}
+    reorder = Reorder(lib, element_layout(src), element_layout(out.value), **attrs)
+    impl = optimized_impl(reorder, torch.get_num_threads())
+    if impl is None or src_dt.name not in LAYOUT_TYPES:
+        return None
+    threads = torch.get_num_threads
+    fallback = _torch_quantize if quantize else _torch_dequantize
+
+    def run(inputs: list) -> list:
+        x = inputs[0]
+        if (x.shape, x.strides, x.dtype) != src:
+            return [fallback(x, q)]
+        y = out.empty()
+        reorder(threads(), data_address(x), data_address(y))
+        return [y]
+
+    kernel = Kernel(run, "onednn_quantize" if quantize else "onednn_dequantize")
+    step = NativeStep(reorder, lambda t: t, [Buffer(False, 0, src), Buffer(True, 0, out.value)])
+    kernel.native = lambda layouts: step if layouts[0] in (None, src) else None
+    kernel.impl = impl  # type: ignore[attr-defined]
+    return kernel
+
+
+@cpu_kernel("QuantizeLinear")
+def quantize_kernel(node: Any) -> Kernel | None:
+    q = activation_params(node)
+    if q is None or node.get_input_element_type(0).get_type_name() != "f32" or node.saturate is False:
+        return None
+    return _reorder_kernel(node, q, True) or Kernel(lambda inputs: [_torch_quantize(inputs[0], q)], "aten_quantize")
+
+
+@cpu_kernel("DequantizeLinear")
+def dequantize_kernel(node: Any) -> Kernel | None:
+    q = activation_params(node)
+    if q is None or node.get_output_element_type(0).get_type_name() != "f32":
+        return None
+    return _reorder_kernel(node, q, False) or Kernel(lambda inputs: [_torch_dequantize(inputs[0], q)],
+                                                    "aten_dequantize")

@@ -1,0 +1,94 @@
+"""FakeQuantize (OpenVINO IR, as NNCF writes it) decomposed into the Q/DQ form the fusion reads.
+
+An activation ``FakeQuantize`` with 256 levels (255 on weights), per-tensor limits, the same input and output
+ranges and a range whose low end falls on the integer grid becomes ``QuantizeLinear -> DequantizeLinear``
+(u8 with a zero point; i8 when the range is symmetric around 0, as NNCF's signed ranges are). One on a
+constant (weights, per output channel) becomes an int8 constant and a ``DequantizeLinear`` along axis 0.
+Anything else stays a FakeQuantize and runs in f32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vinerun.ir.core_ops import Constant
+from vinerun.ir.graph_edit import replace_output_update_name
+from vinerun.ir.model import Model
+from vinerun.ir.node import Node
+from vinerun.ir.types import Type
+from vinerun.ops.quantization import DequantizeLinear, QuantizeLinear
+from vinerun.transformations.low_precision.params import constant_value
+from vinerun.transformations.pass_infra import InPlacePass, PassResult
+
+GRID_TOLERANCE = 1e-3  # of a step: how far the range's low end may sit off the integer grid
+
+
+def _grid(low: np.ndarray, high: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray, np.dtype] | None:
+    """(scale, zero point, integer type) of FakeQuantize limits, or None when they do not map onto int8."""
+    scale = (high - low) / (levels - 1)
+    if np.any(scale <= 0) or not np.all(np.isfinite(scale)):
+        return None
+    zp = -low / scale  # the integer that real 0 maps to, counted from the low end
+    if np.any(np.abs(zp - np.rint(zp)) > GRID_TOLERANCE):
+        return None
+    zp = np.rint(zp)
+    if levels == 256 and np.all(zp == 128) or levels == 255 and np.all(zp == 127):
+        return scale, np.zeros_like(zp), np.dtype(np.int8)  # symmetric: i8 with no zero point
+    if levels == 256 and np.all((zp >= 0) & (zp <= 255)):
+        return scale, zp, np.dtype(np.uint8)
+    return None
+
+
+class FakeQuantizeDecomposition(InPlacePass):
+    """8-bit FakeQuantize nodes become Q/DQ pairs or int8 constants (see the module)."""
+
+    def call(self, model: Model) -> PassResult:
+        modified = False
+        for node in model.get_ordered_ops():
+            if node.type_name == "FakeQuantize" and node.levels in (255, 256):  # type: ignore[attr-defined]
+                modified |= self._decompose(node)
+        return PassResult(model, modified)
+
+    def _decompose(self, fq: Node) -> bool:
+        limits = [constant_value(fq.input_value(i)) for i in range(1, 5)]
+        if any(v is None for v in limits):
+            return False
+        in_lo, in_hi, out_lo, out_hi = (np.asarray(v, np.float64) for v in limits)  # type: ignore[arg-type]
+        if in_lo.shape != out_lo.shape or not (np.allclose(in_lo, out_lo) and np.allclose(in_hi, out_hi)):
+            return False
+        found = _grid(in_lo, in_hi, fq.levels)  # type: ignore[attr-defined]
+        if found is None:
+            return False
+        scale, zp, dtype = found
+        source = fq.input_value(0)
+        if isinstance(source.node, Constant):
+            return self._weights(fq, source.node.get_value(), scale, zp, dtype)
+        if scale.size != 1:
+            return False
+        s = Constant(np.float32(scale.reshape(-1)[0]), name=f"{fq.friendly_name}/scale").output(0)
+        z = Constant(np.asarray(zp.reshape(-1)[0], dtype), name=f"{fq.friendly_name}/zero_point").output(0)
+        q = QuantizeLinear(source, s, z, name=f"{fq.friendly_name}/quantize")
+        dq = DequantizeLinear(q.output(0), s, z, name=f"{fq.friendly_name}/dequantize")
+        replace_output_update_name(fq.output(0), dq.output(0))
+        fq.detach()  # a dead node still counts among its producers' readers
+        return True
+
+    def _weights(self, fq: Node, w: np.ndarray, scale: np.ndarray, zp: np.ndarray, dtype: np.dtype) -> bool:
+        """Weights: an int8 constant (per output channel along axis 0, or per tensor) and its dequantization."""
+        if dtype != np.int8 or w.ndim == 0:
+            return False
+        shape = scale.shape
+        if scale.size > 1 and (len(shape) > w.ndim or any(d != 1 for d in shape[1:]) or
+                               (len(shape) == w.ndim and shape[0] != w.shape[0])):
+            return False
+        per_channel = scale.reshape(-1) if scale.size > 1 else scale.reshape(())
+        bcast = per_channel.reshape([-1] + [1] * (w.ndim - 1)) if scale.size > 1 else per_channel
+        levels = fq.levels  # type: ignore[attr-defined]
+        lo = -127 if levels == 255 else -128
+        q = np.clip(np.rint(w.astype(np.float64) / bcast), lo, 127).astype(np.int8)
+        values = Constant(q, name=f"{fq.friendly_name}/int8").output(0)
+        s = Constant(per_channel.astype(np.float32), name=f"{fq.friendly_name}/scale").output(0)
+        dq = DequantizeLinear(values, s, axis=0, output_type=Type(w.dtype), name=f"{fq.friendly_name}/dequantize")
+        replace_output_update_name(fq.output(0), dq.output(0))
+        fq.detach()
+        return True

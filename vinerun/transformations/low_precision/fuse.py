@@ -1,0 +1,227 @@
+"""Low-precision fusion: a Convolution or MatMul whose data input is dequantized int8 and whose weights are a
+constant int8 dequantization becomes one :class:`~.ops.QuantizedConvolution` / :class:`~.ops.QuantizedMatMul`
+that computes on the integers, the dequantization folded into its output scales (OpenVINO's low-precision
+transformations, for the Q/DQ form ONNX exporters and quantizers write).
+
+After the head op the chain takes, each link read only by the next: a constant bias ``Add``; ``Relu`` /
+``Clamp``; a ``QuantizeLinear -> DequantizeLinear`` pair followed by more links (a requantization, kept as
+rounding to that grid); an ``Add`` of another dequantized int8 tensor (a residual sum); and a closing
+``QuantizeLinear``, whose integers the node then hands out (else its output is f32). Per-tensor activation
+parameters only (u8 / i8, any zero point); weights per tensor or per output channel.
+
+A pattern that does not fit (per-channel activation scales, a non-constant weight, a blocked quantization)
+stays as it is and runs in f32: the profile shows its DequantizeLinear and f32 Convolution.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vinerun.ir.core_ops import Constant
+from vinerun.ir.graph_edit import replace_output_update_name
+from vinerun.ir.model import Model
+from vinerun.ir.node import Node, Output
+from vinerun.transformations.low_precision.ops import QuantizedConvolution, QuantizedLayer, QuantizedMatMul, Stage
+from vinerun.transformations.low_precision.params import (
+    Quantization,
+    Weights,
+    activation_params,
+    constant_value,
+    weight_params,
+)
+from vinerun.transformations.low_precision.propagate import PRESERVING
+from vinerun.transformations.pass_infra import InPlacePass, PassResult
+
+CONVOLUTIONS = ("Convolution", "GroupConvolution")
+
+
+def _only_reader(value: Output) -> Node | None:
+    targets = value.get_target_inputs()
+    if len(targets) != 1:
+        return None
+    return next(iter(targets)).get_node()
+
+
+def _other_input(node: Node, value: Output) -> Output:
+    a, b = node.input_values()
+    return b if a == value else a
+
+
+def _scalar_bound(node: Node, value: Output) -> float | None:
+    """The constant scalar a Maximum / Minimum compares ``value`` with, or None."""
+    b = constant_value(_other_input(node, value))
+    return None if b is None or b.size != 1 else float(np.asarray(b).reshape(-1)[0])
+
+
+def _dequantized_int8(value: Output) -> tuple[Output, Quantization] | None:
+    """(the int8 tensor, its parameters) when ``value`` is a per-tensor DequantizeLinear of a non-constant."""
+    node = value.node
+    q = activation_params(node) if node.type_name == "DequantizeLinear" else None
+    if q is None or isinstance(node.input_value(0).node, Constant):
+        return None
+    return node.input_value(0), q
+
+
+def _bias(node: Node, value: Output, channels: int, axis: int) -> np.ndarray | None:
+    """A constant Add's per-output-channel bias, or None."""
+    other = _other_input(node, value)
+    b = constant_value(other)
+    if b is None or b.size not in (1, channels) or b.dtype.kind != "f":
+        return None
+    rank = value.partial_shape.rank.get_length()
+    if b.size == channels and channels > 1:
+        full = (1,) * (rank - b.ndim) + b.shape
+        if b.ndim > rank or full[axis % rank] != channels:
+            return None
+    return np.broadcast_to(np.asarray(b, np.float32).reshape(-1), (channels,)).copy()
+
+
+def _takes_int8(node: Node, value: Output) -> bool:
+    """Whether ``node``, reading dequantized ``value``, will likely run on the integers (an int8 layer, a
+    residual sum of one, a precision-preserving op)."""
+    t = node.type_name
+    if t in CONVOLUTIONS:
+        return node.input_value(0) == value and weight_params(node.input_value(1), 0) is not None
+    if t == "MatMul":
+        return node.input_value(0) == value and constant_value(node.input_value(1)) is None and \
+            weight_params(node.input_value(1), 0 if node.transpose_b else 1) is not None  # type: ignore[attr-defined]
+    if t == "Add":
+        return _dequantized_int8(_other_input(node, value)) is not None
+    return t in PRESERVING
+
+
+def _int8_readers(q: Node, params: Quantization) -> bool:
+    """Whether a closing QuantizeLinear's integers are read as such: by anything but same-parameter
+    DequantizeLinears, or through one by an op that takes int8 (else the layer hands out f32)."""
+    for target in q.output(0).get_target_inputs():
+        dq = target.get_node()
+        if dq.type_name != "DequantizeLinear" or activation_params(dq) != params:
+            return True
+        if any(_takes_int8(t.get_node(), dq.output(0)) for t in dq.output(0).get_target_inputs()):
+            return True
+    return False
+
+
+class _Chain:
+    """A quantized node being assembled: the layer, its inputs, the nodes it replaces and the value it ends at."""
+
+    def __init__(self, head: Node, data: tuple[Output, Quantization], weights: Weights, axis: int):
+        self.head, self.conv = head, head.type_name in CONVOLUTIONS
+        self.layer = QuantizedLayer(head, data[1], weights, None, channel_axis=axis)
+        self.inputs: list[Output] = [data[0]]
+        self.nodes: list[Node] = [head]
+        self.name = head.friendly_name
+        self.last = head.output(0)  # the value the fused node stands for (so far)
+
+    @property
+    def channels(self) -> int:
+        return self.layer.weights.scales.size
+
+    def has_sum(self) -> bool:
+        return any(stage.kind == "sum" for stage in self.layer.stages)
+
+    def take(self, node: Node, stage: Stage | None = None) -> None:
+        """``node`` joins the chain (as ``stage``, if it computes one); the chain now ends at its output."""
+        if stage is not None:
+            self.layer.stages.append(stage)
+        self.layer.fused_names.append((node.friendly_name, node.type_name))
+        self.nodes.append(node)
+        self.last = node.output(0)
+
+    def take_bias(self, add: Node, bias: np.ndarray) -> None:
+        """An ONNX Conv / Gemm with a bias: its name is on the Add (the head is the unnamed part)."""
+        self.layer.bias = bias
+        self.name = add.friendly_name
+        self.layer.fused_names.append((self.head.friendly_name, self.head.type_name))
+        self.nodes.append(add)
+        self.last = add.output(0)
+
+    def replace(self, values: list[Output]) -> None:
+        """The fused node takes the place of ``values`` (each the chain's result); the chain's nodes go."""
+        make = QuantizedConvolution if self.conv else QuantizedMatMul
+        fused = make.make(self.inputs, self.layer, self.name)
+        for value in values:
+            replace_output_update_name(value, fused.output(0))
+        for node in self.nodes:  # dead now; a dead node still counts among its producers' readers
+            node.detach()
+
+
+class LowPrecisionFusion(InPlacePass):
+    """Convolution / MatMul chains on dequantized int8 data become quantized nodes (see the module)."""
+
+    def call(self, model: Model) -> PassResult:
+        modified = False
+        for node in model.get_ordered_ops():
+            if node.type_name in CONVOLUTIONS or node.type_name == "MatMul":
+                if node.get_output_size() and node.output(0).get_target_inputs() and self._fuse(node):
+                    modified = True
+        return PassResult(model, modified)
+
+    def _start(self, head: Node) -> _Chain | None:
+        """The chain of a head op with int8 data and int8 weights, or None."""
+        data = _dequantized_int8(head.input_value(0))
+        if data is None or head.get_output_partial_shape(0).rank.is_dynamic:
+            return None
+        if head.type_name in CONVOLUTIONS:
+            weights, axis = weight_params(head.input_value(1), 0), 1
+        else:
+            if head.transpose_a or head.get_input_partial_shape(1).rank.get_length() != 2:  # type: ignore[attr-defined]
+                return None
+            weights = weight_params(head.input_value(1), 0 if head.transpose_b else 1)  # type: ignore[attr-defined]
+            axis = -1
+        return None if weights is None else _Chain(head, data, weights, axis)
+
+    def _fuse(self, head: Node) -> bool:
+        chain = self._start(head)
+        return chain is not None and self._extend(chain)
+
+    def _extend(self, chain: _Chain) -> bool:
+        """Take the links after the chain's end, each read only by the next, and replace the chain."""
+        while (reader := _only_reader(chain.last)) is not None:
+            value, t = chain.last, reader.type_name
+            if t == "Add" and chain.layer.bias is None and not chain.layer.stages and \
+                    (bias := _bias(reader, value, chain.channels, chain.layer.channel_axis)) is not None:
+                chain.take_bias(reader, bias)
+            elif t == "Relu":
+                chain.take(reader, Stage("relu"))
+            elif t == "Clamp":
+                chain.take(reader, Stage("clamp", float(reader.min), float(reader.max)))  # type: ignore[attr-defined]
+            elif t in ("Maximum", "Minimum") and (bound := _scalar_bound(reader, value)) is not None:
+                # ReLU6 as IR converters write Clip: Minimum(Maximum(x, 0), 6)
+                chain.take(reader, Stage("clamp", *((bound, np.inf) if t == "Maximum" else (-np.inf, bound))))
+            elif t == "Add" and not chain.has_sum() and len(chain.inputs) < 4 and \
+                    (residual := _dequantized_int8(_other_input(reader, value))) is not None:
+                chain.take(reader, Stage("sum", quantization=residual[1], index=len(chain.inputs)))
+                chain.inputs.append(residual[0])
+            elif t == "QuantizeLinear" and (q := activation_params(reader)) is not None:
+                return self._quantized(chain, reader, q)
+            else:
+                break
+        if chain.last.element_type.is_static() and not chain.last.element_type.is_real():
+            return False
+        chain.replace([chain.last])
+        return True
+
+    def _quantized(self, chain: _Chain, q_node: Node, q: Quantization) -> bool:
+        """The chain reached a QuantizeLinear: a requantization inside it (a same-parameter DequantizeLinear
+        follows, then more of the chain), its int8 output, or an f32 output rounded to the grid where only f32
+        ops read the integers (through DequantizeLinears)."""
+        dq = _only_reader(q_node.output(0))
+        after = None if dq is None else _only_reader(dq.output(0))
+        if dq is not None and activation_params(dq) == q and after is not None and \
+                after.type_name in ("Add", "Relu", "Clamp", "Maximum", "Minimum"):
+            chain.take(q_node, Stage("requantize", quantization=q))
+            chain.take(dq)
+            return self._extend(chain)
+        # a sum reads its residual's integers in place of the destination: an int8 output then
+        if _int8_readers(q_node, q) or chain.has_sum():
+            chain.layer.output = q
+            chain.take(q_node)
+            chain.replace([chain.last])
+            return True
+        chain.take(q_node, Stage("requantize", quantization=q))
+        dqs = [t.get_node() for t in q_node.output(0).get_target_inputs()]
+        chain.layer.fused_names += [(dq.friendly_name, dq.type_name) for dq in dqs]
+        chain.nodes += dqs
+        chain.replace([dq.output(0) for dq in dqs])
+        return True
