@@ -138,3 +138,48 @@ def test_if_and_loop_both_ways(tmp_path, flag):
     _close(_vr_run(tmp_path / "ov.xml", inputs)[0], want)
     vr.save_model(vr.Core().read_model(tmp_path / "ov.xml"), tmp_path / "vr.xml", compress_to_fp16=False)
     _close(_ov_run(tmp_path / "vr.xml", inputs)[0], want)
+
+
+@pytest.mark.parametrize("kind", ["GlobalMaxPool", "GlobalAveragePool"])
+def test_global_pool_from_onnx_saves_full_window_attributes(tmp_path, kind):
+    """ONNX global pooling becomes a pool over the whole spatial extent; openvino needs its strides and pads."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node(kind, ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 12])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 1])])
+    path = tmp_path / "pool.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    inputs = {"x": np.random.default_rng(0).standard_normal((1, 4, 12)).astype(np.float32)}
+    vr.save_model(vr.Core().read_model(path), tmp_path / "pool.xml", compress_to_fp16=False)
+    _close(_ov_run(tmp_path / "pool.xml", inputs)[0], _ov_run(path, inputs)[0])
+
+
+@pytest.mark.parametrize("op", ["max_pool", "avg_pool", "convolution"])
+def test_empty_window_attributes_are_spelled_out(tmp_path, op):
+    """A pool or convolution built with empty strides / pads (vinerun: defaults) is written with one value per axis."""
+    x = vr.opset8.parameter([1, 2, 6, 6], vr.Type.f32, name="x")
+    if op == "max_pool":
+        node = vr.opset8.max_pool(x, kernel_shape=[3, 3])
+    elif op == "avg_pool":
+        node = vr.opset1.avg_pool(x, kernel_shape=[3, 3], exclude_pad=True)
+    else:
+        node = vr.opset1.convolution(x, np.ones((3, 2, 3, 3), np.float32))
+    model = vr.Model([node.output(0)], [x])
+    vr.save_model(model, tmp_path / "m.xml", compress_to_fp16=False)
+    inputs = {"x": np.random.default_rng(1).standard_normal((1, 2, 6, 6)).astype(np.float32)}
+    _close(_ov_run(tmp_path / "m.xml", inputs)[0], _vr_run(model, inputs)[0])
+
+
+def test_magika_ir_saved_by_vinerun_runs_in_openvino(tmp_path):
+    """The magika classifier (ONNX with GlobalMaxPool): vinerun's IR of it reads in openvino and agrees."""
+    magika = pytest.importorskip("magika")
+    onnx_path = Path(magika.__file__).parent / "models" / "standard_v3_3" / "model.onnx"
+    if not onnx_path.exists():
+        pytest.skip("magika's standard_v3_3 model is not installed")
+    vr.save_model(vr.Core().read_model(onnx_path), tmp_path / "magika.xml", compress_to_fp16=False)
+    rng = np.random.default_rng(0)
+    data = np.concatenate([rng.integers(0, 256, (1, 1500)), np.full((1, 548), 256)], axis=1).astype(np.int32)
+    inputs = {openvino.Core().read_model(str(onnx_path)).inputs[0].get_any_name(): data}
+    _close(_ov_run(tmp_path / "magika.xml", inputs)[0], _ov_run(onnx_path, inputs)[0], rtol=1e-4, atol=1e-5)

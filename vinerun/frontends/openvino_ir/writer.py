@@ -33,6 +33,22 @@ _IMPLIED: dict[str, Callable[[Node], Any]] = {
     "activations": lambda node: list(getattr(node, "default_activations", ())) or None,  # RNN/GRU/LSTM
 }
 
+#: Window attributes an op may leave empty to mean "the default on every spatial axis" (stride 1, no padding,
+#: no dilation); OpenVINO checks that they have one value per spatial axis, so the IR spells them out.
+_WINDOW_DEFAULTS = {"strides": 1, "dilations": 1, "pads_begin": 0, "pads_end": 0, "output_padding": 0}
+_WINDOWED_OPS = {"MaxPool", "AvgPool", "Convolution", "GroupConvolution", "ConvolutionBackpropData",
+                 "GroupConvolutionBackpropData", "BinaryConvolution", "DeformableConvolution"}
+
+
+def _window_default(node: Node, name: str) -> list[int] | None:
+    """The value an empty window attribute stands for, one per spatial axis (None when the rank is unknown)."""
+    if node.type_name not in _WINDOWED_OPS or name not in _WINDOW_DEFAULTS:
+        return None
+    rank = node.get_input_partial_shape(0).rank
+    if rank.is_dynamic or rank.get_length() < 3:
+        return None
+    return [_WINDOW_DEFAULTS[name]] * (rank.get_length() - 2)
+
 #: Layers written with bodies and port maps instead of ``<data>``: type name -> fn(writer, node, layer).
 LayerWriterHook = Callable[["GraphWriter", Node, ET.Element], None]
 WRITE_HOOKS: dict[str, LayerWriterHook] = {}
@@ -149,6 +165,8 @@ class GraphWriter:
             value = getattr(node, name)
             if value is None and name in _IMPLIED:
                 value = _IMPLIED[name](node)
+            if isinstance(value, list | tuple) and not value:
+                value = _window_default(node, name) or value
             if value is None:
                 continue
             attrs[spec.ir_name or name] = codec.attr_text(spec.kind, value)

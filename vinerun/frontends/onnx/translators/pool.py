@@ -88,10 +88,11 @@ def global_pool(ctx, kind: str):
     ps = x.partial_shape
     if ps.rank.is_static and all(d.is_static for d in list(ps)[2:]):
         kernel = [d.get_length() for d in list(ps)[2:]]
+        window = {"strides": [1] * len(kernel), "pads_begin": [0] * len(kernel), "pads_end": [0] * len(kernel)}
         if kind == "max":
-            return MaxPool(x, kernel=kernel).output(0)
+            return MaxPool(x, kernel=kernel, dilations=[1] * len(kernel), **window).output(0)
         if kind == "avg":
-            return AvgPool(x, kernel=kernel).output(0)
+            return AvgPool(x, kernel=kernel, **window).output(0)
         return LpPool(x, kernel=kernel, p=ctx.attr("p", 2)).output(0)
     if ps.rank.is_dynamic or kind == "lp":
         raise ctx.unsupported("global pooling over dynamic spatial dims needs a known rank")
