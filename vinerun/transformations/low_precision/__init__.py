@@ -9,14 +9,16 @@ from vinerun.transformations.low_precision.fuse import LowPrecisionFusion
 from vinerun.transformations.low_precision.ops import QuantizedConvolution, QuantizedLayer, QuantizedMatMul, Stage
 from vinerun.transformations.low_precision.params import Quantization, Weights
 from vinerun.transformations.low_precision.propagate import DequantizationPropagation
+from vinerun.transformations.low_precision.roundtrip import QuantizeDequantizeToFakeQuantize
 from vinerun.transformations.pass_infra import PassManager
 
 
 def low_precision() -> PassManager:
     """The low-precision pipeline a device with int8 kernels runs before its other fusions."""
-    return PassManager([FakeQuantizeDecomposition(), DequantizationPropagation(), LowPrecisionFusion()])
+    return PassManager([FakeQuantizeDecomposition(), DequantizationPropagation(), LowPrecisionFusion(),
+                        QuantizeDequantizeToFakeQuantize()])
 
 
 __all__ = ["DequantizationPropagation", "FakeQuantizeDecomposition", "LowPrecisionFusion", "Quantization",
-           "QuantizedConvolution", "QuantizedLayer", "QuantizedMatMul", "Stage",
+           "QuantizeDequantizeToFakeQuantize", "QuantizedConvolution", "QuantizedLayer", "QuantizedMatMul", "Stage",
            "Weights", "low_precision"]

@@ -63,12 +63,19 @@ class FakeQuantizeDecomposition(InPlacePass):
         source = fq.input_value(0)
         if isinstance(source.node, Constant):
             return self._weights(fq, source.node.get_value(), scale, zp, dtype)
-        if scale.size != 1:
-            return False
-        s = Constant(np.float32(scale.reshape(-1)[0]), name=f"{fq.friendly_name}/scale").output(0)
-        z = Constant(np.asarray(zp.reshape(-1)[0], dtype), name=f"{fq.friendly_name}/zero_point").output(0)
-        q = QuantizeLinear(source, s, z, name=f"{fq.friendly_name}/quantize")
-        dq = DequantizeLinear(q.output(0), s, z, name=f"{fq.friendly_name}/dequantize")
+        axis = 1
+        if scale.size == 1:
+            s = Constant(np.float32(scale.reshape(-1)[0]), name=f"{fq.friendly_name}/scale").output(0)
+            z = Constant(np.asarray(zp.reshape(-1)[0], dtype), name=f"{fq.friendly_name}/zero_point").output(0)
+        else:  # per channel (axis 1), as NNCF quantizes a depthwise convolution's input
+            rank = source.partial_shape.rank
+            full = scale.shape if rank.is_dynamic else (1,) * (rank.get_length() - scale.ndim) + scale.shape
+            if rank.is_dynamic or len(full) < 2 or any(d != 1 for i, d in enumerate(full) if i != 1):
+                return False
+            s = Constant(scale.reshape(-1).astype(np.float32), name=f"{fq.friendly_name}/scale").output(0)
+            z = Constant(zp.reshape(-1).astype(dtype), name=f"{fq.friendly_name}/zero_point").output(0)
+        q = QuantizeLinear(source, s, z, axis=axis, name=f"{fq.friendly_name}/quantize")
+        dq = DequantizeLinear(q.output(0), s, z, axis=axis, name=f"{fq.friendly_name}/dequantize")
         replace_output_update_name(fq.output(0), dq.output(0))
         fq.detach()  # a dead node still counts among its producers' readers
         return True

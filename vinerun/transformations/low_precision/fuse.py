@@ -23,9 +23,11 @@ from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.transformations.low_precision.ops import QuantizedConvolution, QuantizedLayer, QuantizedMatMul, Stage
 from vinerun.transformations.low_precision.params import (
+    ChannelQuantization,
     Quantization,
     Weights,
     activation_params,
+    channel_params,
     constant_value,
     weight_params,
 )
@@ -81,7 +83,8 @@ def _takes_int8(node: Node, value: Output) -> bool:
     residual sum of one, a precision-preserving op)."""
     t = node.type_name
     if t in CONVOLUTIONS:
-        return node.input_value(0) == value and weight_params(node.input_value(1), 0) is not None
+        return node.input_value(0) == value and weight_params(node.input_value(1), 0) is not None and \
+            (activation_params(value.node) is not None or _depthwise_per_channel(node) is not None)
     if t == "MatMul":
         return node.input_value(0) == value and constant_value(node.input_value(1)) is None and \
             weight_params(node.input_value(1), 0 if node.transpose_b else 1) is not None  # type: ignore[attr-defined]
@@ -90,32 +93,66 @@ def _takes_int8(node: Node, value: Output) -> bool:
     return t in PRESERVING
 
 
-def _int8_readers(q: Node, params: Quantization) -> bool:
+def _int8_readers(q: Node, params: Quantization | ChannelQuantization) -> bool:
     """Whether a closing QuantizeLinear's integers are read as such: by anything but same-parameter
     DequantizeLinears, or through one by an op that takes int8 (else the layer hands out f32)."""
     for target in q.output(0).get_target_inputs():
         dq = target.get_node()
-        if dq.type_name != "DequantizeLinear" or activation_params(dq) != params:
+        same = activation_params(dq) if isinstance(params, Quantization) else channel_params(dq)
+        if dq.type_name != "DequantizeLinear" or same != params:
             return True
         if any(_takes_int8(t.get_node(), dq.output(0)) for t in dq.output(0).get_target_inputs()):
             return True
     return False
 
 
+def _depthwise_per_channel(head: Node) -> _Chain | None:
+    """A depthwise convolution whose input is quantized per channel (NNCF does so): each output channel reads
+    one input channel, so the input's scales fold into the weights' and the data runs with scale 1 (the zero
+    points must agree)."""
+    dq = head.input_value(0).node
+    q = channel_params(dq) if dq.type_name == "DequantizeLinear" else None
+    w = head.input_value(1).partial_shape
+    if q is None or isinstance(dq.input_value(0).node, Constant) or head.type_name != "GroupConvolution" or \
+            not w.is_static or list(w.to_shape())[1:3] != [1, 1] or len(set(q.key[1])) != 1:
+        return None
+    weights = weight_params(head.input_value(1), 0)
+    if weights is None or weights.scales.size != q.scales.size:
+        return None
+    folded = Weights(weights.values, (weights.scales * q.scales).astype(np.float32))
+    data = (dq.input_value(0), Quantization(1.0, int(q.zero_points[0]), q.dtype))
+    return _Chain(head, data, folded, 1)
+
+
 class _Chain:
     """A quantized node being assembled: the layer, its inputs, the nodes it replaces and the value it ends at."""
 
-    def __init__(self, head: Node, data: tuple[Output, Quantization], weights: Weights, axis: int):
+    def __init__(self, head: Node, data: tuple[Output, Quantization], weights: Weights | tuple[Output, Quantization],
+                 axis: int):
         self.head, self.conv = head, head.type_name in CONVOLUTIONS
-        self.layer = QuantizedLayer(head, data[1], weights, None, channel_axis=axis)
-        self.inputs: list[Output] = [data[0]]
+        runtime = isinstance(weights, tuple)
+        self.layer = QuantizedLayer(head, data[1], weights[1] if runtime else weights, None,  # type: ignore[index]
+                                    channel_axis=axis)
+        self.inputs: list[Output] = [data[0], weights[0]] if runtime else [data[0]]  # type: ignore[index]
         self.nodes: list[Node] = [head]
         self.name = head.friendly_name
         self.last = head.output(0)  # the value the fused node stands for (so far)
+        self.before_sum: tuple | None = None  # the state before a residual sum was taken
 
     @property
     def channels(self) -> int:
-        return self.layer.weights.scales.size
+        """Output channels (0 where a bias cannot be matched: weights that are data)."""
+        weights = self.layer.weights
+        return weights.scales.size if isinstance(weights, Weights) else 0
+
+    def mark(self) -> tuple:
+        """The chain's state, to go back to (:meth:`restore`)."""
+        layer = self.layer
+        return (len(layer.stages), len(layer.fused_names), len(self.nodes), len(self.inputs), self.last)
+
+    def restore(self, state: tuple) -> None:
+        stages, names, nodes, inputs, self.last = state
+        del self.layer.stages[stages:], self.layer.fused_names[names:], self.nodes[nodes:], self.inputs[inputs:]
 
     def has_sum(self) -> bool:
         return any(stage.kind == "sum" for stage in self.layer.stages)
@@ -159,16 +196,22 @@ class LowPrecisionFusion(InPlacePass):
 
     def _start(self, head: Node) -> _Chain | None:
         """The chain of a head op with int8 data and int8 weights, or None."""
-        data = _dequantized_int8(head.input_value(0))
-        if data is None or head.get_output_partial_shape(0).rank.is_dynamic:
+        if head.get_output_partial_shape(0).rank.is_dynamic:
             return None
+        data = _dequantized_int8(head.input_value(0))
+        if data is None:
+            return _depthwise_per_channel(head)
         if head.type_name in CONVOLUTIONS:
             weights, axis = weight_params(head.input_value(1), 0), 1
         else:
-            if head.transpose_a or head.get_input_partial_shape(1).rank.get_length() != 2:  # type: ignore[attr-defined]
+            if head.transpose_a:  # type: ignore[attr-defined]
                 return None
-            weights = weight_params(head.input_value(1), 0 if head.transpose_b else 1)  # type: ignore[attr-defined]
+            weights = None
+            if head.get_input_partial_shape(1).rank.get_length() == 2:  # constant weights: a 2-D matrix
+                weights = weight_params(head.input_value(1), 0 if head.transpose_b else 1)  # type: ignore[attr-defined]
             axis = -1
+            if weights is None and (other := _dequantized_int8(head.input_value(1))) is not None:
+                return _Chain(head, data, other, axis)  # two int8 tensors (attention's Q K^T, P V)
         return None if weights is None else _Chain(head, data, weights, axis)
 
     def _fuse(self, head: Node) -> bool:
@@ -182,6 +225,9 @@ class LowPrecisionFusion(InPlacePass):
             if t == "Add" and chain.layer.bias is None and not chain.layer.stages and \
                     (bias := _bias(reader, value, chain.channels, chain.layer.channel_axis)) is not None:
                 chain.take_bias(reader, bias)
+            elif t == "Add" and chain.layer.stages and chain.channels and \
+                    (bias := _bias(reader, value, chain.channels, chain.layer.channel_axis)) is not None:
+                chain.take(reader, Stage("add", operand=bias))  # a bias after a requantization
             elif t == "Relu":
                 chain.take(reader, Stage("relu"))
             elif t == "Clamp":
@@ -189,16 +235,25 @@ class LowPrecisionFusion(InPlacePass):
             elif t in ("Maximum", "Minimum") and (bound := _scalar_bound(reader, value)) is not None:
                 # ReLU6 as IR converters write Clip: Minimum(Maximum(x, 0), 6)
                 chain.take(reader, Stage("clamp", *((bound, np.inf) if t == "Maximum" else (-np.inf, bound))))
-            elif t == "Add" and not chain.has_sum() and len(chain.inputs) < 4 and \
+            elif t == "Add" and not chain.has_sum() and len(chain.inputs) < 5 and \
                     (residual := _dequantized_int8(_other_input(reader, value))) is not None:
+                chain.before_sum = chain.mark()
                 chain.take(reader, Stage("sum", quantization=residual[1], index=len(chain.inputs)))
                 chain.inputs.append(residual[0])
             elif t == "QuantizeLinear" and (q := activation_params(reader)) is not None:
                 return self._quantized(chain, reader, q)
+            elif t == "QuantizeLinear" and (cq := channel_params(reader)) is not None and \
+                    _int8_readers(reader, cq) and chain.conv:  # per channel, for a depthwise convolution
+                chain.layer.output = cq
+                chain.take(reader)
+                chain.replace([chain.last])
+                return True
             else:
                 break
         if chain.last.element_type.is_static() and not chain.last.element_type.is_real():
             return False
+        if chain.before_sum is not None:  # an f32 output: the residual's integers cannot be read in place of it
+            chain.restore(chain.before_sum)
         chain.replace([chain.last])
         return True
 

@@ -16,22 +16,28 @@ import numpy as np
 
 from vinerun.ir.node import Node
 from vinerun.ir.types import Type
-from vinerun.transformations.low_precision.params import Quantization, Weights
+from vinerun.transformations.low_precision.params import ChannelQuantization, Quantization, Weights
 
 
 @dataclass(frozen=True)
 class Stage:
     """A post-op in real units. ``kind``: ``"relu"``, ``"clamp"`` (``low``, ``high``), ``"requantize"`` (round to
     ``quantization``'s grid and saturate, as a QuantizeLinear -> DequantizeLinear pair), ``"sum"`` (add the
-    node's input ``index`` dequantized with ``quantization``)."""
+    node's input ``index`` dequantized with ``quantization``), ``"add"`` (add the constant ``operand``, one
+    value per output channel: a bias after a requantization)."""
 
     kind: str
     low: float = 0.0
     high: float = 0.0
     quantization: Quantization | None = None
     index: int = 0
+    operand: np.ndarray | None = field(default=None, compare=False)
 
-    def apply(self, y: np.ndarray, inputs: list) -> np.ndarray:
+    def apply(self, y: np.ndarray, inputs: list, channel_axis: int = 1) -> np.ndarray:
+        if self.kind == "add":
+            shape = [1] * y.ndim
+            shape[channel_axis] = -1
+            return y + cast(np.ndarray, self.operand).reshape(shape)
         if self.kind == "relu":
             return np.maximum(y, np.float32(0))
         if self.kind == "clamp":
@@ -50,14 +56,21 @@ class QuantizedLayer:
 
     head: Node
     input: Quantization
-    weights: Weights
+    weights: Weights | Quantization  # constant int8 weights, or the parameters of the node's input 1 (int8 data)
     bias: np.ndarray | None
     stages: list[Stage] = field(default_factory=list)
-    output: Quantization | None = None
+    output: Quantization | ChannelQuantization | None = None
     fused_names: list[tuple[str, str]] = field(default_factory=list)
     channel_axis: int = 1  # of the head's output: 1 for a convolution, -1 for a MatMul
 
-    def real_weights(self) -> np.ndarray:
+    @property
+    def runtime_weights(self) -> bool:
+        """Whether the weights are the node's input 1 (a MatMul of two int8 tensors, e.g. attention scores)."""
+        return isinstance(self.weights, Quantization)
+
+    def real_weights(self, inputs: list) -> np.ndarray:
+        if isinstance(self.weights, Quantization):
+            return self.weights.dequantize(inputs[1])
         w = self.weights.values.astype(np.float32)
         axis = 0 if self.channel_axis == 1 else self._matmul_weight_axis()
         shape = [1] * w.ndim
@@ -72,21 +85,21 @@ class QuantizedLayer:
 
     def evaluate(self, inputs: list) -> np.ndarray:
         x = self.input.dequantize(inputs[0])
-        y = np.asarray(self.head.evaluate([x, self.real_weights()])[0], np.float32)
+        y = np.asarray(self.head.evaluate([x, self.real_weights(inputs)])[0], np.float32)
         if self.bias is not None:
             shape = [1] * y.ndim
             shape[self.channel_axis] = -1
             y = y + self.bias.reshape(shape)
         for stage in self.stages:
-            y = stage.apply(y, inputs)
+            y = stage.apply(y, inputs, self.channel_axis)
         return y if self.output is None else self.output.quantize(y)
 
 
 class QuantizedNode(Node):
-    """Shared by the quantized Convolution and MatMul: inputs are the int8 data, then the residuals the sum
-    stages read; the layer (:class:`QuantizedLayer`) holds the rest."""
+    """Shared by the quantized Convolution and MatMul: inputs are the int8 data (a MatMul of two int8 tensors: both),
+    then the residuals the sum stages read; the layer (:class:`QuantizedLayer`) holds the rest."""
 
-    num_inputs = (1, 4)
+    num_inputs = (1, 5)
 
     @classmethod
     def make(cls, data: list, layer: QuantizedLayer, name: str) -> QuantizedNode:
@@ -120,6 +133,6 @@ class QuantizedConvolution(QuantizedNode):
 
 
 class QuantizedMatMul(QuantizedNode):
-    """A MatMul of int8 data by constant int8 weights: see :class:`QuantizedLayer`."""
+    """A MatMul of int8 data by constant int8 weights, or by another int8 tensor: see :class:`QuantizedLayer`."""
 
     type_name, version = "QuantizedMatMul", "vinerun_lpt"

@@ -9,7 +9,7 @@ exporters write (see :mod:`vinerun.transformations.decompression`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -46,6 +46,58 @@ class Quantization:
         """The real values the integer range covers."""
         lo, hi = self.limits
         return (lo - self.zero_point) * self.scale, (hi - self.zero_point) * self.scale
+
+
+@dataclass(frozen=True)
+class ChannelQuantization:
+    """A per-channel (axis 1) affine quantization of an activation: ``real = (q - zero_points[c]) * scales[c]``
+    (NNCF quantizes a depthwise convolution's input so)."""
+
+    scales: np.ndarray = field(compare=False)
+    zero_points: np.ndarray = field(compare=False)
+    dtype: np.dtype
+    key: tuple = ()  # the values, for comparison
+
+    @staticmethod
+    def of(scales: np.ndarray, zero_points: np.ndarray, dtype: np.dtype) -> ChannelQuantization:
+        s, z = np.asarray(scales, np.float32).reshape(-1), np.asarray(zero_points, np.int32).reshape(-1)
+        return ChannelQuantization(s, z, np.dtype(dtype), (tuple(s.tolist()), tuple(z.tolist())))
+
+    @property
+    def limits(self) -> tuple[int, int]:
+        info = np.iinfo(self.dtype)
+        return int(info.min), int(info.max)
+
+    def _column(self, v: np.ndarray, rank: int) -> np.ndarray:
+        return v.reshape([1, -1] + [1] * (rank - 2))
+
+    def quantize(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, np.float32)
+        lo, hi = self.limits
+        q = np.rint(x / self._column(self.scales, x.ndim)) + self._column(self.zero_points, x.ndim)
+        return np.clip(q, lo, hi).astype(self.dtype)
+
+    def dequantize(self, q: np.ndarray) -> np.ndarray:
+        rank = np.ndim(q)
+        return ((np.asarray(q, np.float32) - self._column(self.zero_points, rank)) *
+                self._column(self.scales, rank)).astype(np.float32)
+
+
+def channel_params(node: Node) -> ChannelQuantization | None:
+    """The per-channel (axis 1) parameters of a QuantizeLinear / DequantizeLinear of u8 / i8 data, else None."""
+    if node.type_name not in ("QuantizeLinear", "DequantizeLinear") or node.block_size:  # type: ignore[attr-defined]
+        return None
+    data = node.output(0) if node.type_name == "QuantizeLinear" else node.input_value(0)
+    rank = data.partial_shape.rank
+    dtype = np.dtype(data.element_type.to_dtype()) if data.element_type.is_static() else None
+    if dtype not in ACTIVATION_TYPES or rank.is_dynamic or rank.get_length() < 2 or \
+            node.axis % rank.get_length() != 1:  # type: ignore[attr-defined]
+        return None
+    scale = constant_value(node.input_value(1))
+    zp = constant_value(node.input_value(2)) if node.get_input_size() > 2 else np.zeros(1, dtype)
+    if scale is None or zp is None or scale.ndim != 1 or scale.size < 2 or not np.all(scale > 0):
+        return None
+    return ChannelQuantization.of(scale, np.broadcast_to(zp.reshape(-1), scale.shape), dtype)
 
 
 def constant_value(value: Output) -> np.ndarray | None:

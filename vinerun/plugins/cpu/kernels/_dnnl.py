@@ -204,9 +204,17 @@ class Primitive:
         # oneDNN objects this primitive made, destroyed when it is collected: (kind, handle)
         self._owned: list[tuple[str, ctypes.c_void_p]] = []
         weakref.finalize(self, _destroy, lib, self._owned)
-        # a binary post-op's operand may come as a layout (dims, strides, type): its memory descriptor here
-        self.post_ops = [("binary", op[1], self.md(*op[2])) if op[0] == "binary" and isinstance(op[2], tuple)
-                         else op for op in post_ops or ()]
+        # a binary post-op's operand may come as a layout (dims, strides, type): its memory descriptor here; or
+        # as a constant array (``("binary", alg, array)``: a bias added after a requantization)
+        self._binary_constants: dict[int, np.ndarray] = {}
+        self.post_ops = []
+        for i, op in enumerate(post_ops or ()):
+            if op[0] == "binary" and isinstance(op[2], np.ndarray):
+                operand = self._binary_constants[i] = np.ascontiguousarray(op[2], np.float32)
+                op = ("binary", op[1], self.md(operand.shape, tuple(s // 4 for s in operand.strides)))
+            elif op[0] == "binary" and isinstance(op[2], tuple):
+                op = ("binary", op[1], self.md(*op[2]))
+            self.post_ops.append(op)
         self._instances: dict[Any, tuple[Any, ...]] = {}
         self._lock = threading.Lock()
         # (thread id, key) -> the bound call (see :meth:`bound`)
@@ -234,7 +242,7 @@ class Primitive:
     def binary_args(self) -> list[tuple[int, ctypes.c_void_p]]:
         """The runtime (argument, memory descriptor) pairs of the binary post-ops' second operands."""
         return [(ARG_POST_OP_BASE * (i + 1) | ARG_SRC_1, op[2]) for i, op in enumerate(self.post_ops)
-                if op[0] == "binary"]
+                if op[0] == "binary" and i not in self._binary_constants]
 
     def _attr(self) -> ctypes.c_void_p:
         lib = self.lib
@@ -276,8 +284,13 @@ class Primitive:
         return prim, self._constants(pd) + self._quantization_constants(), _impl_of(lib, pd), scratch_md
 
     def _quantization_constants(self) -> list[tuple[int, ctypes.c_void_p]]:
-        """The memories of the scales and zero points (constants of the primitive, like its weights)."""
+        """The memories of the scales, zero points and constant binary operands (constants of the primitive,
+        like its weights)."""
         out = []
+        for i, operand in self._binary_constants.items():
+            md = self.post_ops[i][2]
+            out.append((ARG_POST_OP_BASE * (i + 1) | ARG_SRC_1,
+                        self._own("memory", self.lib.memory(md, operand.ctypes.data))))
         for arg, (_, values) in self.scales.items():
             md = self.md((values.size,), (1,))
             out.append((ARG_ATTR_SCALES | arg, self._own("memory", self.lib.memory(md, values.ctypes.data))))

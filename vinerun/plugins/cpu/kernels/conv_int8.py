@@ -28,11 +28,13 @@ from vinerun.plugins.cpu.kernels._dnnl import (
     library,
     optimized_impl,
 )
+from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, BINARY_MUL
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._native import Buffer, NativeFactory, NativeStep, ValueLayout, channels_last_value
 from vinerun.plugins.cpu.kernels._torch import strided_numpy, to_torch
 from vinerun.plugins.cpu.kernels.conv_dnnl import prepare_one_thread
 from vinerun.transformations.low_precision import Quantization, QuantizedLayer
+from vinerun.transformations.low_precision.params import ChannelQuantization
 
 F32_TYPE = 3
 
@@ -45,13 +47,21 @@ def rounding(q: Quantization) -> list[tuple]:
             ("eltwise", ELTWISE["clip"], float(lo), float(hi)), ("eltwise", ELTWISE["linear"], s, -z * s)]
 
 
-def post_ops(layer: QuantizedLayer, dst_dtype: np.dtype) -> tuple[list[tuple], int | None] | None:
+def post_ops(layer: QuantizedLayer, dst_dtype: np.dtype, rank: int = 4) -> tuple[list[tuple], int | None] | None:
     """The layer's stages as oneDNN post-ops, and the input index of the residual summed into the destination
-    (None without one); None where a stage has no exact form (a sum into a destination of another size)."""
+    (None without one); None where a stage has no exact form (a sum into a destination of another size).
+    ``rank``: the destination's, as the primitive sees it (a constant operand is broadcast over it)."""
     ops: list[tuple] = []
     residual = None
+    out = layer.output
+    if isinstance(out, ChannelQuantization) and any(stage.kind == "sum" for stage in layer.stages):
+        return None  # the sum's destination scale would be per channel too
     for stage in layer.stages:
-        if stage.kind == "relu":
+        if stage.kind == "add":  # a constant per output channel, broadcast over the destination
+            shape = [1] * rank
+            shape[layer.channel_axis] = -1
+            ops.append(("binary", BINARY_ADD, np.asarray(stage.operand, np.float32).reshape(shape)))
+        elif stage.kind == "relu":
             ops.append(("eltwise", ELTWISE["relu"], 0.0, 0.0))
         elif stage.kind == "clamp":
             ops.append(("eltwise", ELTWISE["clip"], stage.low, stage.high))
@@ -64,14 +74,22 @@ def post_ops(layer: QuantizedLayer, dst_dtype: np.dtype) -> tuple[list[tuple], i
                 return None  # the residual is read in place of the destination: same size only (u8 / s8)
             ops.append(("sum", q.scale, q.zero_point, INT_TYPES[q.dtype.name]))
             residual = stage.index
+    if isinstance(out, ChannelQuantization):  # 1 / scale and the zero point per channel; the destination rounds
+        column = [1, -1] + [1] * (rank - 2)
+        ops.append(("binary", BINARY_MUL, (1.0 / out.scales).astype(np.float32).reshape(column)))
+        if np.any(out.zero_points):
+            ops.append(("binary", BINARY_ADD, out.zero_points.astype(np.float32).reshape(column)))
     return ops, residual
 
 
 def quantization_attributes(layer: QuantizedLayer, weight_mask: int) -> dict[str, Any]:
     """The scales and zero points of the primitive (oneDNN's int8 attributes)."""
-    scales = {ARG_SRC: (0, np.float32([layer.input.scale])), ARG_WEIGHTS: (weight_mask, layer.weights.scales)}
+    weights = layer.weights
+    weight_scales = (0, np.float32([weights.scale])) if isinstance(weights, Quantization) else \
+        (weight_mask, weights.scales)
+    scales = {ARG_SRC: (0, np.float32([layer.input.scale])), ARG_WEIGHTS: weight_scales}
     zero_points = {ARG_SRC: layer.input.zero_point}
-    if layer.output is not None:
+    if isinstance(layer.output, Quantization):
         scales[ARG_DST] = (0, np.float32([layer.output.scale]))
         zero_points[ARG_DST] = layer.output.zero_point
     return {"scales": scales, "zero_points": zero_points}

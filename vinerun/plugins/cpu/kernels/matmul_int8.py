@@ -10,11 +10,20 @@ import numpy as np
 import torch
 
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._dnnl import INT_TYPES, S8, PrimitiveCache, data_address, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import (
+    ARG_WEIGHTS,
+    INT_TYPES,
+    S8,
+    PrimitiveCache,
+    data_address,
+    library,
+    optimized_impl,
+)
 from vinerun.plugins.cpu.kernels._dnnl_ops import MatMul, dense
+from vinerun.plugins.cpu.kernels._native import element_layout, layout_of_value
 from vinerun.plugins.cpu.kernels.conv_dnnl import prepare_one_thread
 from vinerun.plugins.cpu.kernels.conv_int8 import F32_TYPE, post_ops, quantization_attributes
-from vinerun.transformations.low_precision import QuantizedLayer
+from vinerun.transformations.low_precision import Quantization, QuantizedLayer
 
 ROW_COUNTS = 16  # primitives kept per layer (one per row count a dynamic model brings)
 
@@ -25,12 +34,14 @@ def int8_matmul_kernel(node: Any) -> Kernel | None:
     reference)."""
     lib = library()
     layer: QuantizedLayer = node.layer
+    if layer.runtime_weights:
+        return int8_batch_matmul_kernel(node, layer)
     xs = node.get_input_partial_shape(0)
     if lib is None or xs.rank.is_dynamic or xs.rank.get_length() < 2:
         return None
     src_dt = np.dtype(node.get_input_element_type(0).to_dtype())
     dst_dt = np.dtype(node.get_output_element_type(0).to_dtype())
-    found = post_ops(layer, dst_dt)
+    found = post_ops(layer, dst_dt, 2)  # rows x columns
     if found is None:
         return None
     ops, residual = found
@@ -77,3 +88,50 @@ def int8_matmul_kernel(node: Any) -> Kernel | None:
     kernel = Kernel(run, "onednn_matmul" + ("_sum" if residual is not None else "") + "_int8")
     kernel.impl = impl  # type: ignore[attr-defined]
     return kernel
+
+
+def _as_signed(b: np.ndarray) -> np.ndarray:
+    """u8 weights as s8 (oneDNN's int8 matmul takes s8 weights): ``b - 128`` (the zero point moves by as much)."""
+    return b if b.dtype == np.int8 else np.bitwise_xor(b, np.uint8(128)).view(np.int8)
+
+
+def int8_batch_matmul_kernel(node: Any, layer: QuantizedLayer) -> Kernel | None:
+    """Two int8 tensors (attention's scores and context): oneDNN's int8 matmul with the second as runtime s8
+    weights (a u8 one shifted by 128 on the way), batch dims broadcast, a primitive per layout pair."""
+    lib = library()
+    wq: Quantization = layer.weights  # type: ignore[assignment]
+    dst_dt = np.dtype(node.get_output_element_type(0).to_dtype())
+    found = post_ops(layer, dst_dt, node.get_output_partial_shape(0).rank.get_length())
+    if lib is None or found is None or found[1] is not None or layer.bias is not None:
+        return None
+    ops = found[0]
+    transpose_b = bool(getattr(layer.head, "transpose_b", False))
+    dst_type = INT_TYPES.get(dst_dt.name, F32_TYPE)
+    shift = -128 if node.get_input_element_type(1).get_type_name() == "u8" else 0
+    attrs = quantization_attributes(layer, 0)
+    attrs["zero_points"][ARG_WEIGHTS] = wq.zero_point + shift
+
+    def make(key: tuple) -> MatMul | None:
+        a_layout, b_layout, out_shape = key
+        return MatMul(lib, element_layout(a_layout), element_layout(b_layout), dense(out_shape, dst_type), None,
+                      ops, **attrs)
+
+    primitives = PrimitiveCache(make, ROW_COUNTS)
+    threads = torch.get_num_threads
+
+    def run(inputs: list) -> list:
+        a, b = inputs[0], inputs[1]
+        b = _as_signed(np.ascontiguousarray(b))
+        if transpose_b:
+            b = np.swapaxes(b, -1, -2)
+        if a.ndim != b.ndim or a.shape[-1] != b.shape[-2] or min(a.strides + b.strides) < 0:
+            return node.evaluate(inputs)
+        out_shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+        op = primitives.get((layout_of_value(a), layout_of_value(b), out_shape))
+        if op is None:
+            return node.evaluate(inputs)
+        y = np.empty(out_shape, dst_dt)
+        op(threads(), data_address(a), data_address(b), data_address(y))
+        return [y]
+
+    return Kernel(run, "onednn_matmul_int8")

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from vinerun.ir.core_ops import Constant
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._dnnl import ARG_DST, ARG_SRC, LAYOUT_TYPES, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
@@ -24,7 +25,12 @@ from vinerun.plugins.cpu.kernels._native import (
     output_layout,
 )
 from vinerun.plugins.cpu.kernels._torch import strided_numpy, strided_view, to_torch
-from vinerun.transformations.low_precision.params import Quantization, activation_params
+from vinerun.transformations.low_precision.params import (
+    ChannelQuantization,
+    Quantization,
+    activation_params,
+    channel_params,
+)
 
 
 def _tensor(a: np.ndarray) -> torch.Tensor:
@@ -43,8 +49,9 @@ def _torch_dequantize(x: np.ndarray, q: Quantization) -> np.ndarray:
     return strided_numpy(_tensor(np.asarray(x)).to(torch.float32).sub_(q.zero_point).mul_(np.float32(q.scale)))
 
 
-def _reorder_kernel(node: Any, q: Quantization, quantize: bool) -> Kernel | None:
-    """The reorder form for a static shape (else None): source laid out as it most likely arrives."""
+def _reorder_kernel(node: Any, q: Quantization | ChannelQuantization, quantize: bool) -> Kernel | None:
+    """The reorder form for a static shape (else None): source laid out as it most likely arrives. Per-channel
+    parameters: scales along axis 1 (oneDNN's scale mask), one zero point shared by all channels."""
     lib = library()
     shape = node.get_input_partial_shape(0)
     if lib is None or not shape.is_static:
@@ -57,7 +64,12 @@ def _reorder_kernel(node: Any, q: Quantization, quantize: bool) -> Kernel | None
     src: ValueLayout = arriving_layout(node, 0, dims, src_dt)
     out: OutputLayout = output_layout(node, dims, dst_dt)
     arg = ARG_DST if quantize else ARG_SRC
-    attrs = {"scales": {arg: (0, np.float32([q.scale]))}, "zero_points": {arg: q.zero_point}}
+    if isinstance(q, ChannelQuantization):
+        if len(set(q.key[1])) != 1 or len(dims) < 2:
+            return None
+        attrs = {"scales": {arg: (2, q.scales)}, "zero_points": {arg: int(q.zero_points[0])}}
+    else:
+        attrs = {"scales": {arg: (0, np.float32([q.scale]))}, "zero_points": {arg: q.zero_point}}
     reorder = Reorder(lib, element_layout(src), element_layout(out.value), **attrs)
     impl = optimized_impl(reorder, torch.get_num_threads())
     if impl is None or src_dt.name not in LAYOUT_TYPES:
@@ -68,7 +80,7 @@ def _reorder_kernel(node: Any, q: Quantization, quantize: bool) -> Kernel | None
     def run(inputs: list) -> list:
         x = inputs[0]
         if (x.shape, x.strides, x.dtype) != src:
-            return [fallback(x, q)]
+            return [fallback(x, q) if isinstance(q, Quantization) else node.evaluate(inputs)[0]]
         y = out.empty()
         reorder(threads(), data_address(x), data_address(y))
         return [y]
@@ -83,15 +95,21 @@ def _reorder_kernel(node: Any, q: Quantization, quantize: bool) -> Kernel | None
 @cpu_kernel("QuantizeLinear")
 def quantize_kernel(node: Any) -> Kernel | None:
     q = activation_params(node)
-    if q is None or node.get_input_element_type(0).get_type_name() != "f32" or node.saturate is False:
+    if node.get_input_element_type(0).get_type_name() != "f32" or node.saturate is False:
         return None
+    if q is None:
+        channels = channel_params(node)
+        return None if channels is None else _reorder_kernel(node, channels, True)
     return _reorder_kernel(node, q, True) or Kernel(lambda inputs: [_torch_quantize(inputs[0], q)], "aten_quantize")
 
 
 @cpu_kernel("DequantizeLinear")
 def dequantize_kernel(node: Any) -> Kernel | None:
     q = activation_params(node)
-    if q is None or node.get_output_element_type(0).get_type_name() != "f32":
+    if node.get_output_element_type(0).get_type_name() != "f32" or isinstance(node.input_value(0).node, Constant):
         return None
+    if q is None:
+        channels = channel_params(node)
+        return None if channels is None else _reorder_kernel(node, channels, False)
     return _reorder_kernel(node, q, False) or Kernel(lambda inputs: [_torch_dequantize(inputs[0], q)],
                                                     "aten_dequantize")

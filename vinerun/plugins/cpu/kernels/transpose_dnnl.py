@@ -13,7 +13,7 @@ import numpy as np
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library
+from vinerun.plugins.cpu.kernels._dnnl import LAYOUT_TYPES, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
 from vinerun.plugins.cpu.kernels._native import (
     OutputLayout,
@@ -29,10 +29,11 @@ LAYOUTS = 4
 
 @cpu_kernel("Transpose")
 def dnnl_transpose(node: Node) -> Kernel | None:
-    """The kernel for an f32/bf16 Transpose of static shape by a constant order, or None (NumPy's copy runs)."""
+    """The kernel for an f32 / bf16 / int8 Transpose of static shape by a constant order, or None (NumPy's copy
+    runs)."""
     lib = library()
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
-    dt = DATA_TYPES.get(dtype.name)
+    dt = LAYOUT_TYPES.get(dtype.name)
     xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
     order = node.const_input(1)
     if lib is None or dt is None or order is None or not xs.is_static or not ys.is_static:

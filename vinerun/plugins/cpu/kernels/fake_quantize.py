@@ -1,0 +1,82 @@
+"""FakeQuantize on an integer grid (limits per tensor, input and output ranges equal, the low limit a whole
+number of steps below 0: what a same-parameter Q -> DQ pair becomes, see ``low_precision.roundtrip``) in one
+oneDNN pass: a binary add of the low limit with eltwise post-ops ``linear -> round -> clip -> linear``
+(oneDNN's eltwise primitive has only its reference code with post-ops; the binary one has jit code). Rounding
+half to even as the reference. Other FakeQuantize nodes run the reference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, ELTWISE, data_address, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, Binary
+from vinerun.plugins.cpu.kernels._native import (
+    Buffer,
+    NativeStep,
+    arriving_layout,
+    dense_value,
+    element_layout,
+    layout_of_value,
+    output_layout,
+)
+from vinerun.transformations.low_precision.params import constant_value
+
+GRID_TOLERANCE = 1e-3  # of a step: how far the low limit may sit off the grid
+
+
+def grid(node: Any) -> tuple[float, float, float] | None:
+    """(scale, zero point, low limit) of a per-tensor FakeQuantize whose limits lie on an integer grid."""
+    limits = [constant_value(node.input_value(i)) for i in range(1, 5)]
+    if any(v is None or v.size != 1 for v in limits):
+        return None
+    lo, hi, out_lo, out_hi = (float(np.asarray(v).reshape(-1)[0]) for v in limits)  # type: ignore[union-attr]
+    if (lo, hi) != (out_lo, out_hi) or not hi > lo:
+        return None
+    scale = (hi - lo) / (node.levels - 1)
+    zp = -lo / scale
+    if abs(zp - round(zp)) > GRID_TOLERANCE or not 0 <= round(zp) <= node.levels - 1:
+        return None
+    return scale, float(round(zp)), lo
+
+
+@cpu_kernel("FakeQuantize")
+def fake_quantize_kernel(node: Any) -> Kernel | None:
+    lib = library()
+    dtype = np.dtype(node.get_input_element_type(0).to_dtype())
+    shape = node.get_input_partial_shape(0)
+    found = grid(node)
+    if lib is None or found is None or dtype.name not in DATA_TYPES or not shape.is_static:
+        return None
+    dims = tuple(int(d) for d in shape.to_shape())
+    if not dims or 0 in dims:
+        return None
+    scale, zp, lo = found
+    # y0 = x + lo = x - zp s; q = round(y0 / s + 2 zp) = round((x - lo) / s); y = q s + lo
+    post_ops = [("eltwise", ELTWISE["linear"], 1.0 / scale, 2.0 * zp), ("eltwise", ELTWISE["round"], 0.0, 0.0),
+                ("eltwise", ELTWISE["clip"], 0.0, float(node.levels - 1)), ("eltwise", ELTWISE["linear"], scale, lo)]
+    low = np.asarray(constant_value(node.input_value(1)), dtype).reshape((1,) * len(dims))
+    src, out = arriving_layout(node, 0, dims, dtype), output_layout(node, dims, dtype)
+    low_layout = dense_value(low.shape, dtype)
+    op = Binary(lib, element_layout(src), element_layout(low_layout), element_layout(out.value), BINARY_ADD)
+    op.post_ops = list(post_ops)
+    if optimized_impl(op, torch.get_num_threads()) is None:
+        return None
+    threads = torch.get_num_threads
+
+    def run(inputs: list) -> list:
+        x = inputs[0]
+        if layout_of_value(x) != src:
+            return node.evaluate(inputs)
+        y = out.empty()
+        op(threads(), data_address(x), data_address(y), data_address(low))  # Binary's order: src0, dst, src1
+        return [y]
+
+    kernel = Kernel(run, "onednn_fake_quantize")
+    buffers = [Buffer(False, 0, src), Buffer(True, 0, out.value), Buffer(False, 1, low_layout)]
+    step = NativeStep(op, lambda t: t, buffers)
+    kernel.native = lambda layouts: step if layouts[0] in (None, src) else None
+    return kernel
