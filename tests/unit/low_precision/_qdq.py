@@ -85,3 +85,15 @@ def per_channel_activation() -> onnx.ModelProto:
     s, z = g.const(np.float32([0.01, 0.02, 0.03, 0.04]), "s"), g.const(np.zeros(4, np.uint8), "z")
     x = g.node("DequantizeLinear", [g.node("QuantizeLinear", ["x", s, z], axis=1), s, z], axis=1)
     return g.model({"x": [1, 4, 8, 8]}, g.conv(x, 4, 6, name="conv"))
+
+
+def attention_block() -> onnx.ModelProto:
+    """A self-attention head as onnxruntime quantizes it: Q, K, V projections, ``Q K^T`` and ``P V`` on two
+    quantized tensors, Softmax between Q/DQ pairs (no int8 form: a rounding in f32)."""
+    g = QdqGraph(3)
+    x = g.qdq("x", 0.03, 128)
+    q, k, v = (g.qdq(g.node("MatMul", [x, g.weights((32, 32), axis=1)], name=n), 0.05, 128) for n in "qkv")
+    kt = g.node("Transpose", [k], perm=[0, 2, 1])
+    scores = g.qdq(g.node("MatMul", [q, kt], name="scores"), 0.1, 128)
+    p = g.qdq(g.node("Softmax", [scores], axis=-1), 1 / 255, 0)
+    return g.model({"x": [1, 16, 32]}, g.qdq(g.node("MatMul", [p, v], name="context"), 0.05, 128))

@@ -9,7 +9,13 @@ import onnx
 import pytest
 
 import vinerun as ov
-from tests.unit.low_precision._qdq import QdqGraph, depthwise_cnn, per_channel_activation, residual_cnn
+from tests.unit.low_precision._qdq import (
+    QdqGraph,
+    attention_block,
+    depthwise_cnn,
+    per_channel_activation,
+    residual_cnn,
+)
 from vinerun.errors import VinerunError
 from vinerun.plugins.cpu.kernels._dnnl import library
 
@@ -93,3 +99,26 @@ def test_zero_point_of_another_type_than_the_data_is_an_error() -> None:
     model = g.model({"x": [2, 3]}, y)
     with pytest.raises(VinerunError, match="bad_dq.*zero point is i8 but the quantized data is u8"):
         ov.Core().read_model(model.SerializeToString())
+
+
+@needs_dnnl
+def test_attention_matmuls_of_two_int8_tensors_run_int8() -> None:
+    x = np.random.default_rng(3).standard_normal((1, 16, 32)).astype(np.float32)
+    got, expected, profile = _run(attention_block(), x)
+    assert np.abs(got - expected).max() <= 2 * 0.05 + 1e-6
+    types = _exec_types(profile, "q", "k", "v", "scores", "context")
+    assert len(types) == 5 and all(t.endswith("_int8") for t in types.values()), types
+    executed = {p.node_type for p in profile if p.status == p.Status.EXECUTED}
+    # no DequantizeLinear runs: the scores' closing Q/DQ pair is a rounding post-op of their int8 matmul
+    assert executed == {"QuantizeLinear", "QuantizedMatMul", "Transpose", "Softmax"}, executed
+
+
+def test_a_quantization_pair_on_f32_values_is_one_rounding_pass() -> None:
+    g = QdqGraph(4)
+    gate = g.qdq(g.node("Sigmoid", ["x"]), 1 / 255, 0)
+    model = g.model({"x": [2, 64, 32]}, g.node("Mul", [gate, "x"]))
+    x = np.random.default_rng(4).standard_normal((2, 64, 32)).astype(np.float32)
+    got, expected, profile = _run(model, x)
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+    kernels = {p.node_type: p.exec_type for p in profile if p.status == p.Status.EXECUTED}
+    assert kernels.get("FakeQuantize") == "onednn_fake_quantize" and "DequantizeLinear" not in kernels, kernels

@@ -76,10 +76,24 @@ class WeightsBuffer:
         return b"".join(self.chunks)
 
 
+#: (op type, first input index) of the inputs that hold quantization parameters
+_QUANTIZATION_INPUTS = {"FakeQuantize": 1, "QuantizeLinear": 1, "DequantizeLinear": 1}
+
+
+def _quantization_parameter(node: Node) -> bool:
+    """A FakeQuantize limit or a Q/DQ scale: kept in f32 as openvino keeps them (in f16 a range's ends leave the
+    integer grid, and a runtime could no longer run the layer on int8 kernels)."""
+    for target in node.output(0).get_target_inputs():
+        first = _QUANTIZATION_INPUTS.get(target.get_node().type_name)
+        if first is not None and target.get_index() >= first:
+            return True
+    return False
+
+
 def _should_compress(node: Node) -> bool:
     if not isinstance(node, Constant) or node.get_output_element_type(0) != Type.f32:
         return False
-    if "disable_fp16_compression" in node.rt_info or "precise" in node.rt_info:
+    if "disable_fp16_compression" in node.rt_info or "precise" in node.rt_info or _quantization_parameter(node):
         return False
     value = node.get_value()
     finite = value[np.isfinite(value)]

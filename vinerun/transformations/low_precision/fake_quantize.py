@@ -81,21 +81,22 @@ class FakeQuantizeDecomposition(InPlacePass):
         return True
 
     def _weights(self, fq: Node, w: np.ndarray, scale: np.ndarray, zp: np.ndarray, dtype: np.dtype) -> bool:
-        """Weights: an int8 constant (per output channel along axis 0, or per tensor) and its dequantization."""
-        if dtype != np.int8 or w.ndim == 0:
+        """Weights: an int8 constant (per tensor, or per channel along one axis: a convolution's output channels,
+        a MatMul's columns) and its dequantization."""
+        if dtype != np.int8 or w.ndim == 0 or scale.ndim > w.ndim:
             return False
-        shape = scale.shape
-        if scale.size > 1 and (len(shape) > w.ndim or any(d != 1 for d in shape[1:]) or
-                               (len(shape) == w.ndim and shape[0] != w.shape[0])):
+        full = (1,) * (w.ndim - scale.ndim) + scale.shape
+        varying = [i for i, d in enumerate(full) if d != 1]
+        if len(varying) > 1 or varying and full[varying[0]] != w.shape[varying[0]]:
             return False
-        per_channel = scale.reshape(-1) if scale.size > 1 else scale.reshape(())
-        bcast = per_channel.reshape([-1] + [1] * (w.ndim - 1)) if scale.size > 1 else per_channel
-        levels = fq.levels  # type: ignore[attr-defined]
-        lo = -127 if levels == 255 else -128
+        axis = varying[0] if varying else 0
+        bcast = scale.reshape(full)
+        lo = -127 if fq.levels == 255 else -128  # type: ignore[attr-defined]
         q = np.clip(np.rint(w.astype(np.float64) / bcast), lo, 127).astype(np.int8)
         values = Constant(q, name=f"{fq.friendly_name}/int8").output(0)
-        s = Constant(per_channel.astype(np.float32), name=f"{fq.friendly_name}/scale").output(0)
-        dq = DequantizeLinear(values, s, axis=0, output_type=Type(w.dtype), name=f"{fq.friendly_name}/dequantize")
+        per_channel = scale.reshape(-1).astype(np.float32) if varying else np.float32(scale.reshape(-1)[0])
+        s = Constant(per_channel, name=f"{fq.friendly_name}/scale").output(0)
+        dq = DequantizeLinear(values, s, axis=axis, output_type=Type(w.dtype), name=f"{fq.friendly_name}/dequantize")
         replace_output_update_name(fq.output(0), dq.output(0))
         fq.detach()
         return True

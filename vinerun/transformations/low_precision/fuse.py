@@ -15,6 +15,8 @@ stays as it is and runs in f32: the profile shows its DequantizeLinear and f32 C
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from vinerun.ir.core_ops import Constant
@@ -85,9 +87,12 @@ def _takes_int8(node: Node, value: Output) -> bool:
     if t in CONVOLUTIONS:
         return node.input_value(0) == value and weight_params(node.input_value(1), 0) is not None and \
             (activation_params(value.node) is not None or _depthwise_per_channel(node) is not None)
-    if t == "MatMul":
-        return node.input_value(0) == value and constant_value(node.input_value(1)) is None and \
-            weight_params(node.input_value(1), 0 if node.transpose_b else 1) is not None  # type: ignore[attr-defined]
+    if t == "MatMul":  # by constant int8 weights, or of two int8 tensors (attention)
+        if node.input_value(1) == value:
+            return _dequantized_int8(node.input_value(0)) is not None
+        other = node.input_value(1)
+        return _dequantized_int8(other) is not None or other.partial_shape.rank.get_length() == 2 and \
+            weight_params(other, 0 if node.transpose_b else 1) is not None  # type: ignore[attr-defined]
     if t == "Add":
         return _dequantized_int8(_other_input(node, value)) is not None
     return t in PRESERVING
@@ -166,9 +171,11 @@ class _Chain:
         self.last = node.output(0)
 
     def take_bias(self, add: Node, bias: np.ndarray) -> None:
-        """An ONNX Conv / Gemm with a bias: its name is on the Add (the head is the unnamed part)."""
+        """The bias ``Add``. An ONNX Conv / Gemm with a bias has its name on the Add and an unnamed head
+        (``Convolution_153``): the fused node takes the Add's name then."""
         self.layer.bias = bias
-        self.name = add.friendly_name
+        if re.fullmatch(rf"{self.head.type_name}_\d+", self.head.friendly_name):
+            self.name = add.friendly_name
         self.layer.fused_names.append((self.head.friendly_name, self.head.type_name))
         self.nodes.append(add)
         self.last = add.output(0)
