@@ -122,3 +122,21 @@ def test_a_quantization_pair_on_f32_values_is_one_rounding_pass() -> None:
     np.testing.assert_allclose(got, expected, atol=1e-5)
     kernels = {p.node_type: p.exec_type for p in profile if p.status == p.Status.EXECUTED}
     assert kernels.get("FakeQuantize") == "onednn_fake_quantize" and "DequantizeLinear" not in kernels, kernels
+
+
+@needs_dnnl
+def test_qoperator_qlinearconv_runs_on_the_int8_kernel() -> None:
+    g = QdqGraph(5)
+    rng = g.rng
+    xs, xz = g.const(np.float32(0.02), "xs"), g.const(np.uint8(128), "xz")
+    ys, yz = g.const(np.float32(0.05), "ys"), g.const(np.uint8(100), "yz")
+    w = g.const(rng.integers(-127, 128, (6, 4, 3, 3)).astype(np.int8), "w")
+    ws, wz = g.const((rng.random(6) * 0.01 + 0.002).astype(np.float32), "ws"), g.const(np.zeros(6, np.int8), "wz")
+    bias = g.const(rng.integers(-500, 500, 6).astype(np.int32), "b")
+    q = g.node("QuantizeLinear", ["x", xs, xz])
+    y = g.node("QLinearConv", [q, xs, xz, w, ws, wz, ys, yz, bias], name="qconv", pads=[1, 1, 1, 1])
+    model = g.model({"x": [1, 4, 10, 10]}, g.node("DequantizeLinear", [y, ys, yz]))
+    x = np.random.default_rng(5).standard_normal((1, 4, 10, 10)).astype(np.float32)
+    got, expected, profile = _run(model, x)
+    assert np.abs(got - expected).max() <= 0.05 + 1e-6
+    assert any(p.node_type == "QuantizedConvolution" and p.exec_type == "onednn_conv2d_int8" for p in profile)

@@ -250,7 +250,7 @@ class LowPrecisionFusion(InPlacePass):
             elif t == "QuantizeLinear" and (q := activation_params(reader)) is not None:
                 return self._quantized(chain, reader, q)
             elif t == "QuantizeLinear" and (cq := channel_params(reader)) is not None and \
-                    _int8_readers(reader, cq) and chain.conv:  # per channel, for a depthwise convolution
+                    _int8_readers(reader, cq) and chain.conv and not chain.has_sum():  # for a depthwise conv
                 chain.layer.output = cq
                 chain.take(reader)
                 chain.replace([chain.last])

@@ -1,8 +1,9 @@
 """ONNX quantization: Quantize/DequantizeLinear, DynamicQuantizeLinear, and the integer MatMul/Conv family.
 
 ``MatMulInteger``/``ConvInteger`` become ``Convert`` to i32, zero-point subtraction and an i32
-``MatMul``/``Convolution``; ``QLinearMatMul``/``QLinearConv`` add the float rescale and a
-``QuantizeLinear`` back to the output's integer type.
+``MatMul``/``Convolution`` (exact integers). ``QLinearMatMul``/``QLinearConv`` become the QDQ form
+``DequantizeLinear -> MatMul / Convolution (+ bias) -> QuantizeLinear``, the form the low-precision
+transformations run on int8 kernels (OpenVINO's frontend does the same).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 from vinerun.frontends.onnx.registry import onnx_op
 from vinerun.ir.node import Output
 from vinerun.ir.types import Type
-from vinerun.ops.arithmetic import Add, Divide, Multiply, Subtract
+from vinerun.ops.arithmetic import Add, Multiply, Subtract
 from vinerun.ops.convert import Convert
 from vinerun.ops.convolution import Convolution, GroupConvolution
 from vinerun.ops.matmul import MatMul
@@ -80,27 +81,18 @@ def matmul_integer(ctx):
     return MatMul(a, b).output(0)
 
 
-def _requantize(ctx, acc: Output, scale_in: Output, y_scale: Output, y_zero_point: Output | None) -> Output:
-    """``QuantizeLinear(acc * scale_in / y_scale)`` with scale 1 and the output zero point."""
-    mult = Divide(scale_in, y_scale).output(0)
-    scaled = Multiply(_as_f32(acc), _as_f32(mult)).output(0)
-    one = ctx.constant(np.float32(1.0))
-    args = [scaled, one] + ([y_zero_point] if y_zero_point is not None else [])
-    return QuantizeLinear(*args).output(0)
-
-
-def _row_scale(ctx, scale: Output, x: Output) -> Output:
-    if _rank(scale) == 1 and (_rank(x) or 0) >= 2:
-        return Unsqueeze(scale, ctx.constant(np.int64(-1))).output(0)
-    return scale
+def _axis_of(x: Output, scale: Output, axis_from_end: int) -> int:
+    """The axis a 1-D scale of ``x`` runs along (counted from the end), 1 for a per-tensor one."""
+    rank = _rank(x)
+    return rank - axis_from_end if rank is not None and (_rank(scale) or 0) == 1 else 1
 
 
 @onnx_op("QLinearMatMul", since=10)
 def qlinear_matmul(ctx):
     a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp = (ctx.input(i) for i in range(8))
-    acc = MatMul(_centered(ctx, a, a_zp, per_row=True), _centered(ctx, b, b_zp, per_row=False)).output(0)
-    scale_in = Multiply(_row_scale(ctx, a_scale, a), b_scale).output(0)
-    return _requantize(ctx, acc, scale_in, y_scale, y_zp)
+    da = DequantizeLinear(a, a_scale, a_zp, axis=_axis_of(a, a_scale, 2)).output(0)  # per row of a
+    db = DequantizeLinear(b, b_scale, b_zp, axis=_axis_of(b, b_scale, 1)).output(0)  # per column of b
+    return QuantizeLinear(MatMul(da, db).output(0), y_scale, y_zp).output(0)
 
 
 def _conv_attributes(ctx, n: int) -> tuple[dict, int]:
@@ -155,12 +147,10 @@ def _channel_column(ctx, param: Output, y: Output) -> Output:
 @onnx_op("QLinearConv", since=10)
 def qlinear_conv(ctx):
     x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp = (ctx.optional_input(i) for i in range(8))
-    xc = _centered(ctx, x, x_zp, per_row=False)
-    wc = Convert(w, destination_type=Type.i32).output(0)
-    if w_zp is not None:
-        wc = Subtract(wc, _per_channel(ctx, Convert(w_zp, destination_type=Type.i32).output(0), wc)).output(0)
-    acc = _conv(ctx, xc, wc)
-    if ctx.has_input(8):
-        acc = Add(acc, _channel_column(ctx, ctx.input(8), acc)).output(0)
-    scale_in = Multiply(x_scale, _channel_column(ctx, w_scale, acc)).output(0)
-    return _requantize(ctx, acc, scale_in, y_scale, y_zp)
+    dx = DequantizeLinear(*[v for v in (x, x_scale, x_zp) if v is not None]).output(0)
+    dw = DequantizeLinear(*[v for v in (w, w_scale, w_zp) if v is not None], axis=0).output(0)
+    y = _conv(ctx, dx, dw)
+    if ctx.has_input(8):  # int32 bias in units of x_scale * w_scale
+        bias = Multiply(_as_f32(ctx.input(8)), Multiply(x_scale, w_scale).output(0)).output(0)
+        y = Add(y, _channel_column(ctx, bias, y)).output(0)
+    return QuantizeLinear(*[v for v in (y, y_scale, y_zp) if v is not None]).output(0)
