@@ -140,3 +140,32 @@ def test_qoperator_qlinearconv_runs_on_the_int8_kernel() -> None:
     got, expected, profile = _run(model, x)
     assert np.abs(got - expected).max() <= 0.05 + 1e-6
     assert any(p.node_type == "QuantizedConvolution" and p.exec_type == "onednn_conv2d_int8" for p in profile)
+
+
+_AVX2_SCRIPT = """
+import numpy as np, onnxruntime as ort, vinerun as ov
+from tests.unit.low_precision._qdq import residual_cnn
+model = residual_cnn().SerializeToString()
+x = np.random.default_rng(0).standard_normal((1, 8, 16, 16)).astype(np.float32)
+compiled = ov.Core().compile_model(ov.Core().read_model(model), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+got = compiled.create_infer_request().infer([x])[0]
+expected = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+impls = sorted({getattr(s.kernel, "impl", "") for s in compiled._impl.plan.steps if "Quantized" in s.node.type_name})
+print(float(np.abs(got - expected).max()), impls)
+"""
+
+
+@needs_dnnl
+def test_a_cpu_without_vnni_runs_int8_on_avx2_kernels() -> None:
+    """oneDNN capped at AVX2 (no VNNI, no AVX-512: ``ONEDNN_MAX_CPU_ISA``) still runs the int8 layers, correctly."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    out = subprocess.run([sys.executable, "-c", _AVX2_SCRIPT], env=env, capture_output=True, text=True, timeout=300,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__)))))
+    assert out.returncode == 0, out.stderr[-2000:]
+    diff, impls = out.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert float(diff) <= 0.02 + 1e-6
+    assert "avx2" in impls and "avx512" not in impls and "vnni" not in impls, impls
