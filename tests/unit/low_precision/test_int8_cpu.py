@@ -169,3 +169,18 @@ def test_a_cpu_without_vnni_runs_int8_on_avx2_kernels() -> None:
     diff, impls = out.stdout.strip().splitlines()[-1].split(" ", 1)
     assert float(diff) <= 0.02 + 1e-6
     assert "avx2" in impls and "avx512" not in impls and "vnni" not in impls, impls
+
+
+@pytest.mark.parametrize("make", [residual_cnn, attention_block])
+def test_exported_then_imported_int8_model_gives_identical_results(make) -> None:
+    import io
+
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(make().SerializeToString()), "CPU")
+    shape = [d.get_length() for d in compiled.inputs[0].get_partial_shape()]
+    x = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    blob = io.BytesIO()
+    compiled.export_model(blob)
+    imported = core.import_model(io.BytesIO(blob.getvalue()), "CPU")
+    np.testing.assert_array_equal(imported.create_infer_request().infer([x])[0],
+                                  compiled.create_infer_request().infer([x])[0])
