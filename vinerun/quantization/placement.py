@@ -6,7 +6,9 @@
 2. A request moves up through quantization-agnostic ops (MaxPool, Reshape, Transpose...) when every
    reader of that op's output asked for one, so ``ReLU -> FQ -> MaxPool -> Conv`` rather than after the pool.
 3. Requests on one tensor become one FakeQuantize: on the output (``<producer>/fq_output_<i>``) when every
-   reader asked, otherwise shared by the readers that did (``<consumer>/fq_input_<port>``).
+   reader asked, or the others are scale-shifts (element-wise with a constant, as ``x + 3`` of a hard-swish: NNCF
+   lets them read the quantized tensor too, so the producer's int8 output serves every reader); otherwise shared
+   by the readers that did (``<consumer>/fq_input_<port>``).
 
 Depthwise convolutions take per-channel activation ranges (NNCF's ``q8_a_ch``); everything else per-tensor.
 
@@ -97,13 +99,22 @@ def find_activation_points(info: GraphInfo, ignored: IgnoredScope,
     points = []
     for out, req in requests.values():
         readers = [c for c in info.consumers(out) if c[0].type_name not in SHAPE_READERS]
-        at_output = {(id(n), p) for n, p in readers} <= {(id(n), p) for n, p in req.consumers}
+        asked = {(id(n), p) for n, p in req.consumers}
+        others = [(n, p) for n, p in readers if (id(n), p) not in asked]
+        at_output = all(_is_scale_shift(info, n) for n, _ in others)
+        consumers = req.consumers + others if at_output else req.consumers
         first, port = req.consumers[0]
         name = (f"{out.node.friendly_name}/fq_output_{out.index}" if at_output
                 else f"{first.friendly_name}/fq_input_{port}")
-        points.append(ActivationPoint(out, req.consumers, all(req.per_channel), name, at_output))
+        points.append(ActivationPoint(out, consumers, all(req.per_channel), name, at_output))
     order = {id(n): i for i, n in enumerate(info.ops)}
     return sorted(points, key=lambda p: (order[id(p.output.node)], p.output.index))
+
+
+def _is_scale_shift(info: GraphInfo, node: Node) -> bool:
+    """An element-wise op whose other inputs are constants (``x + 3``, ``x * scale``)."""
+    return (node.type_name in ELEMENTWISE
+            and sum(info.is_activation(o) for o in node.input_values() if o is not None) == 1)
 
 
 def _propagate(info: GraphInfo, ignored: IgnoredScope, requests: dict, ask) -> None:  # noqa: ANN001
