@@ -1,11 +1,12 @@
 """Must-show 4 of issue 18: ``vinerun.quantize`` on models with real weights from PyPI packages.
 
-For each model: calibrate ``vinerun.quantize`` (and ``nncf.quantize`` on the same calibration samples) on one set
-of real inputs, evaluate on a disjoint set of >= 500 real inputs whether the int8 model's prediction equals the
-f32 model's (both run by openvino), check that openvino's profile shows int8 kernels for the quantized
-Convolution / MatMul layers, and time both int8 IRs in openvino (interleaved turns, median latency).
+For each model: calibrate ``vinerun.quantize`` (and ``nncf.quantize`` on the same calibration samples, with the same
+options) on one set of real inputs, evaluate on a disjoint set of >= 500 real inputs whether the int8 model's
+prediction equals the f32 model's (all run by openvino, f32 outside the int8 layers; the int8 IRs also at openvino's
+default precision, bf16 on this CPU), check that openvino's profile shows int8 kernels for the quantized
+Convolution / MatMul layers, and time both int8 IRs in openvino (LATENCY, interleaved turns, median latency).
 
-    .venv/bin/python benchmarks/quantize_check.py                  # ppocr-cls, ppocr-rec, magika
+    .venv/bin/python benchmarks/quantize_check.py                  # magika, ppocr-cls, ppocr-det, ppocr-rec
     .venv/bin/python benchmarks/quantize_check.py --models magika --eval 600 --rounds 9
 
 Inputs (all from files that packages ship, and variations of them):
@@ -13,8 +14,12 @@ Inputs (all from files that packages ship, and variations of them):
   text and the license files of installed packages) over crops of scikit-learn's sample photos
   (``china.jpg``, ``flower.jpg``), with shifts, scale, noise, and 180-degree flips (the classifier's two classes);
   plus crops of the photos themselves. cls prediction: argmax; rec prediction: the CTC-decoded string.
+- ppocr-det: 320 x 320 photo crops with 1-4 such text lines. Prediction: the text regions of DB's post-processing
+  (connected pixels with probability > 0.3, >= 10 pixels); int8 agrees when its regions match the f32 ones one to
+  one with IoU >= 0.5.
 - magika: the first and last 1024 bytes of real files under the virtual environment (sources, binaries, data),
-  read at several offsets. Prediction: argmax of the 214 content types.
+  read at several offsets. Prediction: argmax of the 214 content types. Quantized with
+  ``model_type=TRANSFORMER`` (both quantizers): a Dense / LayerNorm / GELU network.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,6 +48,8 @@ class Case:
     file: str
     inputs: Callable[[int, int], list[dict[str, np.ndarray]]]  # (count, seed) -> samples
     predict: Callable[[np.ndarray], object]
+    options: dict = field(default_factory=dict)  # quantize options, given to vinerun.quantize and nncf.quantize
+    agree: Callable[[object, object], bool] = lambda a, b: a == b  # noqa: E731
 
 
 # ---- real inputs -----------------------------------------------------------------------------------------------
@@ -104,6 +111,52 @@ def _ocr_samples(height: int, width: int, flip_half: bool) -> Callable[[int, int
     return make
 
 
+def _text_pages(count: int, seed: int) -> list[dict[str, np.ndarray]]:
+    """Photo crops of 320 x 320 with 1-4 text lines at random places (sizes, inks, words as ``_text_lines``)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    rng = np.random.default_rng(seed)
+    photos, words = _photos(), _words()
+    out = []
+    for _ in range(count):
+        photo = photos[rng.integers(len(photos))]
+        side = int(rng.integers(320, 420))
+        y0, x0 = rng.integers(0, photo.shape[0] - side), rng.integers(0, photo.shape[1] - side)
+        page = Image.fromarray(photo[y0:y0 + side, x0:x0 + side]).resize((320, 320))
+        page = Image.blend(page, Image.new("RGB", page.size, (235, 235, 235)), float(rng.uniform(0.3, 0.9)))
+        draw = ImageDraw.Draw(page)
+        for _ in range(int(rng.integers(1, 5))):
+            font = ImageFont.load_default(int(rng.integers(14, 40)))
+            text = " ".join(words[rng.integers(len(words))] for _ in range(int(rng.integers(1, 4))))
+            ink = tuple(int(v) for v in rng.integers(0, 80, 3))
+            draw.text((int(rng.integers(0, 160)), int(rng.integers(0, 290))), text, fill=ink, font=font)
+        img = np.asarray(page, np.float32) + rng.normal(0, rng.uniform(0, 8), (320, 320, 3))
+        out.append({"x": ((np.clip(img, 0, 255) / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)[None].astype(np.float32)})
+    return out
+
+
+def _text_regions(prob: np.ndarray) -> list[np.ndarray]:
+    """DB post-processing's text regions: connected pixels of the probability map above 0.3, 10 pixels or more."""
+    from scipy import ndimage
+
+    labels, n = ndimage.label(prob.reshape(prob.shape[-2:]) > 0.3, structure=np.ones((3, 3)))
+    regions = [labels == k for k in range(1, n + 1)]
+    return [r for r in regions if r.sum() >= 10]
+
+
+def _same_regions(ref: list[np.ndarray], got: list[np.ndarray]) -> bool:
+    """Each region of one map overlaps one region of the other with IoU >= 0.5, one to one."""
+    if len(ref) != len(got):
+        return False
+    free = list(got)
+    for r in ref:
+        ious = [(r & g).sum() / (r | g).sum() for g in free]
+        if not ious or max(ious) < 0.5:
+            return False
+        free.pop(int(np.argmax(ious)))
+    return True
+
+
 def _ctc(logits: np.ndarray) -> str:
     ids = logits[0].argmax(-1)
     return ",".join(str(int(t)) for j, t in enumerate(ids) if t != 0 and (j == 0 or t != ids[j - 1]))
@@ -134,7 +187,12 @@ CASES = {
                       _ocr_samples(48, 192, True), lambda y: int(y.argmax())),
     "ppocr-rec": Case("ppocr-rec", model_zoo.rapidocr_file("ch_PP-OCRv4_rec_infer.onnx")(""),
                       _ocr_samples(48, 320, False), _ctc),
-    "magika": Case("magika", model_zoo.magika_file(""), _magika_samples, lambda y: int(y.argmax())),
+    "ppocr-det": Case("ppocr-det", model_zoo.rapidocr_file("ch_PP-OCRv4_det_infer.onnx")(""), _text_pages,
+                      _text_regions, agree=_same_regions),
+    # magika: a Dense / LayerNorm / GELU network; model_type=TRANSFORMER (both quantizers) keeps the element-wise
+    # ops of its LayerNorms and activations in float, as NNCF advises for such models
+    "magika": Case("magika", model_zoo.magika_file(""), _magika_samples, lambda y: int(y.argmax()),
+                   {"model_type": "transformer"}),
 }
 
 
@@ -144,9 +202,9 @@ def _int8_layers(ov, compiled_xml: str, sample: dict) -> tuple[int, int]:
     core = ov.Core()
     req = core.compile_model(compiled_xml, "CPU", {"PERF_COUNT": True}).create_infer_request()
     req.infer(sample)
-    layers = [p for p in req.profiling_info if p.node_type in ("Convolution", "MatMul", "FullyConnected")
+    layers = [p for p in req.profiling_info if p.node_type.startswith(("Convolution", "MatMul", "FullyConnected"))
               and p.exec_type != "undef"]
-    int8 = [p for p in layers if any(t in p.exec_type for t in ("I8", "U8", "int8"))]
+    int8 = [p for p in layers if p.exec_type.lower().endswith(("_i8", "_u8", "int8"))]
     return len(int8), len(layers)
 
 
@@ -174,29 +232,34 @@ def check(case: Case, calib: int, evals: int, rounds: int, iters: int, folder: s
     calib_set = case.inputs(calib, 1)
     eval_set = case.inputs(evals, 1000)  # another seed: a disjoint set of crops, words and files
     t0 = time.perf_counter()
-    q = vinerun.quantize(vinerun.Core().read_model(case.file), vinerun.Dataset(calib_set), subset_size=calib)
+    q = vinerun.quantize(vinerun.Core().read_model(case.file), vinerun.Dataset(calib_set), subset_size=calib,
+                         **case.options)
     t_ours = time.perf_counter() - t0
     ours = os.path.join(folder, f"{case.name}_vinerun_int8.xml")
     vinerun.save_model(q, ours, compress_to_fp16=False)
     t0 = time.perf_counter()
-    nq = nncf.quantize(ov.Core().read_model(case.file), nncf.Dataset(calib_set), subset_size=calib)
+    nncf_options = {k: nncf.ModelType(v) if k == "model_type" else v for k, v in case.options.items()}
+    nq = nncf.quantize(ov.Core().read_model(case.file), nncf.Dataset(calib_set), subset_size=calib, **nncf_options)
     t_nncf = time.perf_counter() - t0
     theirs = os.path.join(folder, f"{case.name}_nncf_int8.xml")
     ov.save_model(nq, theirs, compress_to_fp16=False)
 
-    core = ov.Core()
-    f32 = core.compile_model(case.file, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    i8 = core.compile_model(ours, "CPU")
-    n8 = core.compile_model(theirs, "CPU")
-    agree = agree_nncf = 0
+    # f32 everywhere outside the int8 layers (this CPU would otherwise run them in bf16), so that a disagreement
+    # is the quantization's; "_bf16" columns: the int8 IRs at openvino's default precision
+    core, f32_hint = ov.Core(), {"INFERENCE_PRECISION_HINT": "f32"}
+    f32 = core.compile_model(case.file, "CPU", f32_hint)
+    runs = {"agree": core.compile_model(ours, "CPU", f32_hint),
+            "agree_nncf": core.compile_model(theirs, "CPU", f32_hint),
+            "agree_bf16": core.compile_model(ours, "CPU"), "agree_nncf_bf16": core.compile_model(theirs, "CPU")}
+    counts = dict.fromkeys(runs, 0)
     for s in eval_set:
         ref = case.predict(f32(s)[0])
-        agree += case.predict(i8(s)[0]) == ref
-        agree_nncf += case.predict(n8(s)[0]) == ref
+        for k, m in runs.items():
+            counts[k] += bool(case.agree(ref, case.predict(m(s)[0])))
     int8_ours, layers_ours = _int8_layers(ov, ours, eval_set[0])
     int8_nncf, layers_nncf = _int8_layers(ov, theirs, eval_set[0])
     lat = _latency(ov, {"vinerun": ours, "nncf": theirs}, eval_set[0], rounds, iters)
-    return {"model": case.name, "calib": calib, "eval": evals, "agree": agree / evals, "agree_nncf": agree_nncf / evals,
+    return {"model": case.name, "calib": calib, "eval": evals, **{k: v / evals for k, v in counts.items()},
             "int8_layers": f"{int8_ours}/{layers_ours}", "int8_layers_nncf": f"{int8_nncf}/{layers_nncf}",
             "ms_vinerun_q": lat["vinerun"], "ms_nncf_q": lat["nncf"], "ratio": lat["vinerun"] / lat["nncf"],
             "quantize_s": t_ours, "nncf_s": t_nncf}
@@ -204,7 +267,8 @@ def check(case: Case, calib: int, evals: int, rounds: int, iters: int, folder: s
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", nargs="+", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--models", nargs="+", default=["magika", "ppocr-cls", "ppocr-det", "ppocr-rec"],
+                    choices=list(CASES))
     ap.add_argument("--calib", type=int, default=200, help="calibration samples (default 200)")
     ap.add_argument("--eval", type=int, default=500, help="evaluation samples, disjoint (default 500)")
     ap.add_argument("--rounds", type=int, default=7, help="interleaved timing turns (default 7)")
@@ -213,14 +277,15 @@ def main() -> None:
     args = ap.parse_args()
     folder = args.out or tempfile.mkdtemp(prefix="quantize_check_")
     os.makedirs(folder, exist_ok=True)
-    print("| model | agree (vinerun int8 vs f32) | agree (NNCF int8 vs f32) | int8 Conv/MatMul in openvino profile "
-          "(vinerun / NNCF) | openvino latency vinerun-quantized | NNCF-quantized | ratio |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | agree (vinerun int8 vs f32) | agree (NNCF int8 vs f32) | same, int8 IRs at openvino's default "
+          "precision (vinerun / NNCF) | int8 Conv/MatMul in openvino profile (vinerun / NNCF) | openvino latency "
+          "vinerun-quantized | NNCF-quantized | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
     for name in args.models:
         r = check(CASES[name], args.calib, args.eval, args.rounds, args.iters, folder)
-        print(f"| {r['model']} | {r['agree']:.2%} of {r['eval']} | {r['agree_nncf']:.2%} | {r['int8_layers']} / "
-              f"{r['int8_layers_nncf']} | {r['ms_vinerun_q']:.3f} ms | {r['ms_nncf_q']:.3f} ms | {r['ratio']:.3f} |",
-              flush=True)
+        print(f"| {r['model']} | {r['agree']:.2%} of {r['eval']} | {r['agree_nncf']:.2%} | {r['agree_bf16']:.2%} / "
+              f"{r['agree_nncf_bf16']:.2%} | {r['int8_layers']} / {r['int8_layers_nncf']} | {r['ms_vinerun_q']:.3f} ms "
+              f"| {r['ms_nncf_q']:.3f} ms | {r['ratio']:.3f} |", flush=True)
 
 
 if __name__ == "__main__":

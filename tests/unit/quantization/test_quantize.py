@@ -59,19 +59,21 @@ def test_placement_follows_nncf_rules():
 def test_scale_shift_readers_share_the_output_quantizer():
     """Hard-swish ``y * clip(y + 3, 0, 6)``: the quantizer the Multiply asks for on ``y`` also serves ``y + 3`` (a
     scale-shift), so it sits on the convolution's output, as NNCF places it; any other reader keeps it off."""
+    rng = np.random.default_rng(7)  # its own draws: the module RNG feeds the other tests' data
+    data = ov.Dataset([rng.standard_normal((1, 3, 8, 8)).astype(np.float32) for _ in range(8)])
     x = ov.opset1.parameter([1, 3, 8, 8], ov.Type.f32, name="x")
-    w = RNG.standard_normal((4, 3, 1, 1)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 1, 1)).astype(np.float32)
     y = ov.opset1.convolution(x, w, [1, 1], [0, 0], [0, 0], [1, 1], name="conv")
     gate = ov.opset1.clamp(ov.opset1.add(y, np.float32(3), name="plus3"), 0.0, 6.0, name="clip")
     hswish = ov.opset1.multiply(y, gate, name="hswish")
-    q = ov.quantize(ov.Model([hswish], [x]), _data(), subset_size=8)
+    q = ov.quantize(ov.Model([hswish], [x]), data, subset_size=8)
     fqs = _fqs(q)
     assert "conv/fq_output_0" in fqs and not any(k.startswith("hswish/fq_input_0") for k in fqs)
     assert _reader_types(fqs["conv/fq_output_0"]) == ["Add", "Multiply"]
     assert _reader_types(fqs["clip/fq_output_0"]) == ["Multiply"]
     z = ov.opset1.relu(x, name="z")  # read by a Multiply that asks and by a Sigmoid (not a scale-shift)
     other = ov.Model([ov.opset1.multiply(z, ov.opset1.relu(x), name="mul"), ov.opset1.sigmoid(z)], [x])
-    assert "mul/fq_input_0" in _fqs(ov.quantize(other, _data(), subset_size=8))
+    assert "mul/fq_input_0" in _fqs(ov.quantize(other, data, subset_size=8))
 
 
 def test_weight_ranges_are_per_output_channel_and_symmetric():
