@@ -138,8 +138,9 @@ class Segment:
         # each output: its group's index among the fresh ones, and its shape, byte strides and offset there
         self._out_views = []
         for s in outs:
-            shape, strides, _ = layouts[s]
-            self._out_views.append((self._fresh_index[id(groups[s])], shape, strides, groups[s].offsets.get(s, 0)))
+            shape, strides, dtype = layouts[s]
+            self._out_views.append((self._fresh_index[id(groups[s])], shape, strides, groups[s].offsets.get(s, 0),
+                                    dtype))
         self._local = threading.local()
         self._copiers: dict[tuple, _CopyIn] = {}  # (input index, its strides) -> its copy-in
         self.free = [slot for st in steps for slot in st.free]  # slots whose last reader is in the segment
@@ -166,8 +167,9 @@ class Segment:
             node = self.steps[failed].node if failed >= 0 else self.steps[0].node
             raise SegmentError(node, DnnlError("oneDNN execution failed" if failed >= 0
                                                else "oneDNN: pointing a buffer at a run's array failed"))
-        return [np.ndarray(shape, a.dtype, a, offset, strides) if (a := fresh[g]).strides != strides or offset
-                or a.shape != shape else a for g, shape, strides, offset in self._out_views]
+        # a member may have another type than its buffer's root (a u8 sum written over an s8 residual)
+        return [np.ndarray(shape, dtype, a, offset, strides) if (a := fresh[g]).strides != strides or offset
+                or a.shape != shape or a.dtype != dtype else a for g, shape, strides, offset, dtype in self._out_views]
 
     def _python(self, inputs: list[Any]) -> list[Any]:
         """The steps' own kernels (an input of another dtype or shape than planned, or not an array)."""

@@ -77,9 +77,15 @@ def _fits(st: Any, native: NativeStep, layouts: dict[int, ValueLayout], readers:
         return False
     if native.accumulate is not None:
         out = next(b.layout for b in native.buffers if b.output and b.index == 0)
-        if layouts.get(st.ins[native.accumulate]) != out:
+        if not same_bytes(layouts.get(st.ins[native.accumulate]), out):
             return False
     return True
+
+
+def same_bytes(a: ValueLayout | None, b: ValueLayout) -> bool:
+    """Whether two layouts describe the same bytes (shape, strides and element size: an int8 sum may write its u8
+    result into the memory of an s8 residual)."""
+    return a is not None and a[:2] == b[:2] and a[2].itemsize == b[2].itemsize
 
 
 def _segment(run: list[tuple[int, Any, NativeStep]], layouts: dict[int, ValueLayout], readers: dict[int, list[int]],

@@ -20,7 +20,7 @@ from vinerun.plugins.cpu.kernels._dnnl import (
     optimized_impl,
 )
 from vinerun.plugins.cpu.kernels._dnnl_ops import MatMul, dense
-from vinerun.plugins.cpu.kernels._native import element_layout, layout_of_value
+from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, dense_value, element_layout, layout_of_value
 from vinerun.plugins.cpu.kernels.conv_dnnl import prepare_one_thread
 from vinerun.plugins.cpu.kernels.conv_int8 import F32_TYPE, post_ops, quantization_attributes
 from vinerun.transformations.low_precision import Quantization, QuantizedLayer
@@ -87,6 +87,12 @@ def int8_matmul_kernel(node: Any) -> Kernel | None:
 
     kernel = Kernel(run, "onednn_matmul" + ("_sum" if residual is not None else "") + "_int8")
     kernel.impl = impl  # type: ignore[attr-defined]
+    out = node.get_output_partial_shape(0)
+    if xs.is_static and out.is_static:  # in a native segment: dense rows in, dense rows out
+        in_shape, out_shape = tuple(int(d) for d in xs.to_shape()), tuple(int(d) for d in out.to_shape())
+        buffers = [Buffer(False, 0, dense_value(in_shape, src_dt)), Buffer(True, 0, dense_value(out_shape, dst_dt))]
+        step = NativeStep(primitives.get(int(np.prod(in_shape[:-1]))), lambda t: t, buffers, accumulate=residual)
+        kernel.native = lambda layouts: step if layouts[0] in (None, step.buffers[0].layout) else None
     return kernel
 
 
