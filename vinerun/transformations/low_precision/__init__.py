@@ -10,15 +10,16 @@ from vinerun.transformations.low_precision.ops import QuantizedConvolution, Quan
 from vinerun.transformations.low_precision.params import Quantization, Weights
 from vinerun.transformations.low_precision.propagate import DequantizationPropagation
 from vinerun.transformations.low_precision.roundtrip import QuantizeDequantizeToFakeQuantize
+from vinerun.transformations.low_precision.signed import SignedRuntimeWeights
 from vinerun.transformations.pass_infra import PassManager
 
 
 def low_precision() -> PassManager:
     """The low-precision pipeline a device with int8 kernels runs before its other fusions."""
     return PassManager([FakeQuantizeDecomposition(), DequantizationPropagation(), LowPrecisionFusion(),
-                        QuantizeDequantizeToFakeQuantize()])
+                        SignedRuntimeWeights(), QuantizeDequantizeToFakeQuantize()])
 
 
 __all__ = ["DequantizationPropagation", "FakeQuantizeDecomposition", "LowPrecisionFusion", "Quantization",
-           "QuantizeDequantizeToFakeQuantize", "QuantizedConvolution", "QuantizedLayer", "QuantizedMatMul", "Stage",
-           "Weights", "low_precision"]
+           "QuantizeDequantizeToFakeQuantize", "QuantizedConvolution", "QuantizedLayer", "QuantizedMatMul",
+           "SignedRuntimeWeights", "Stage", "Weights", "low_precision"]

@@ -313,3 +313,12 @@ def matmul(node: Node) -> Kernel | None:
 
     return Kernel(run, "aten_matmul")
 
+
+
+@cpu_kernel("IsNaN", "IsFinite")
+def float_test(node: Node) -> Kernel | None:
+    """IsNaN / IsFinite of a float tensor (an attention's NaN guard runs one per layer)."""
+    if not _all_in(node, FLOAT_TYPES):
+        return None
+    op = torch.isnan if node.type_name == "IsNaN" else torch.isfinite
+    return _unary_kernel(op, op.__name__)

@@ -140,4 +140,23 @@ def int8_batch_matmul_kernel(node: Any, layer: QuantizedLayer) -> Kernel | None:
         op(threads(), data_address(a), data_address(b), data_address(y))
         return [y]
 
-    return Kernel(run, "onednn_matmul_int8")
+    kernel = Kernel(run, "onednn_matmul_int8")
+    a_shape, b_shape = node.get_input_partial_shape(0), node.get_input_partial_shape(1)
+    out = node.get_output_partial_shape(0)
+    if shift == 0 and a_shape.is_static and b_shape.is_static and out.is_static:  # s8 weights: no conversion
+        a_dt = np.dtype(node.get_input_element_type(0).to_dtype())
+        a_value = dense_value(tuple(int(d) for d in a_shape.to_shape()), a_dt)
+        b_value = dense_value(tuple(int(d) for d in b_shape.to_shape()), np.dtype(np.int8))
+        b_read = b_value
+        if transpose_b:  # the same memory read with the last two axes swapped
+            shape, strides, dtype = b_value
+            b_read = (shape[:-2] + shape[-1:] + shape[-2:-1], strides[:-2] + strides[-1:] + strides[-2:-1], dtype)
+        out_shape = tuple(int(d) for d in out.to_shape())
+        op = primitives.get((a_value, b_read, out_shape))
+        if op is not None:
+            y_value = dense_value(out_shape, dst_dt)
+            buffers = [Buffer(False, 0, a_value), Buffer(False, 1, b_value), Buffer(True, 0, y_value)]
+            step = NativeStep(op, lambda t: t, buffers)
+            kernel.native = lambda layouts: step if layouts[0] in (None, a_value) and layouts[1] in (None, b_value) \
+                else None
+    return kernel
