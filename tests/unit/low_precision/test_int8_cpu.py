@@ -184,3 +184,19 @@ def test_exported_then_imported_int8_model_gives_identical_results(make) -> None
     imported = core.import_model(io.BytesIO(blob.getvalue()), "CPU")
     np.testing.assert_array_equal(imported.create_infer_request().infer([x])[0],
                                   compiled.create_infer_request().infer([x])[0])
+
+
+def test_runtime_weights_of_an_int8_matmul_are_written_signed() -> None:
+    """oneDNN's int8 matmul takes s8 weights: the K projection (u8 in the file) writes s8 with its zero point
+    moved by 128, the Transpose carries it, and the scores' matmul reads it with no conversion."""
+    from vinerun.transformations import common_cleanup
+    from vinerun.transformations.low_precision import low_precision
+
+    model = ov.Core().read_model(attention_block().SerializeToString())
+    common_cleanup(keep_decompression=True)(model)
+    low_precision()(model)
+    nodes = {n.friendly_name: n for n in model.get_ordered_ops()}
+    scores, k = nodes["scores"], nodes["k"]
+    assert scores.layer.runtime_weights and scores.get_input_element_type(1) == ov.Type.i8
+    assert k.get_output_element_type(0) == ov.Type.i8 and k.layer.output.zero_point == 0  # 128 - 128
+    assert nodes["q"].get_output_element_type(0) == ov.Type.u8  # the data side stays as it was
