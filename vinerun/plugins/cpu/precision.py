@@ -33,6 +33,8 @@ FOLLOWERS = frozenset({
 })
 #: followers lowered only where the oneDNN kernel takes them (:func:`has_bf16_kernel`)
 RESAMPLERS = frozenset({"Interpolate", "Resize"})
+#: ops that hand an int8 model's values to f32 ops (a DequantizeLinear, an int8 layer with an f32 output)
+INT8_OUTSIDE = frozenset({"DequantizeLinear", "QuantizedConvolution", "QuantizedMatMul"})
 #: fused ops whose post-op operands other than the residual ("sum") stay f32
 _FUSED = frozenset({"FusedConvolution", "FusedMatMul"})
 
@@ -48,10 +50,13 @@ def wide_inputs(node: Node) -> frozenset[int]:
 
 
 def has_bf16_kernel(node: Node) -> bool:
-    """Input 0 has a static rank (the bf16 kernels need it; others would run the NumPy reference in bf16), and
-    an upsampling is one the oneDNN kernel takes (whole-factor nearest)."""
+    """Input 0 has a static rank (the bf16 kernels need it; others would run the NumPy reference in bf16), an
+    upsampling is one the oneDNN kernel takes (whole-factor nearest), and an anchor's data is not an int8 model's
+    dequantized tensor."""
     if node.get_input_size() == 0 or not node.get_input_partial_shape(0).rank.is_static:
         return False
+    if node.type_name in ANCHORS and node.input_value(0).node.type_name in INT8_OUTSIDE:
+        return False  # an f32 island of an int8 model: converting in and out would cost more than bf16 saves
     return node.type_name not in RESAMPLERS or whole_factor_nearest(node)
 
 

@@ -249,12 +249,9 @@ class LowPrecisionFusion(InPlacePass):
                 chain.inputs.append(residual[0])
             elif t == "QuantizeLinear" and (q := activation_params(reader)) is not None:
                 return self._quantized(chain, reader, q)
-            elif t == "QuantizeLinear" and (cq := channel_params(reader)) is not None and \
-                    _int8_readers(reader, cq) and chain.conv and not chain.has_sum():  # for a depthwise conv
-                chain.layer.output = cq
-                chain.take(reader)
-                chain.replace([chain.last])
-                return True
+            elif t == "QuantizeLinear" and (cq := channel_params(reader)) is not None and chain.conv and \
+                    not chain.has_sum():  # per channel, as NNCF quantizes a depthwise convolution's input
+                return self._quantized(chain, reader, cq)
             else:
                 break
         if chain.last.element_type.is_static() and not chain.last.element_type.is_real():
@@ -264,13 +261,13 @@ class LowPrecisionFusion(InPlacePass):
         chain.replace([chain.last])
         return True
 
-    def _quantized(self, chain: _Chain, q_node: Node, q: Quantization) -> bool:
+    def _quantized(self, chain: _Chain, q_node: Node, q: Quantization | ChannelQuantization) -> bool:
         """The chain reached a QuantizeLinear: a requantization inside it (a same-parameter DequantizeLinear
         follows, then more of the chain), its int8 output, or an f32 output rounded to the grid where only f32
         ops read the integers (through DequantizeLinears)."""
         dq = _only_reader(q_node.output(0))
         after = None if dq is None else _only_reader(dq.output(0))
-        if dq is not None and activation_params(dq) == q and after is not None and \
+        if isinstance(q, Quantization) and dq is not None and activation_params(dq) == q and after is not None and \
                 after.type_name in ("Add", "Relu", "Clamp", "Maximum", "Minimum"):
             chain.take(q_node, Stage("requantize", quantization=q))
             chain.take(dq)

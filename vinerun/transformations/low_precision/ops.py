@@ -29,7 +29,7 @@ class Stage:
     kind: str
     low: float = 0.0
     high: float = 0.0
-    quantization: Quantization | None = None
+    quantization: Quantization | ChannelQuantization | None = None
     index: int = 0
     operand: np.ndarray | None = field(default=None, compare=False)
 
@@ -42,7 +42,7 @@ class Stage:
             return np.maximum(y, np.float32(0))
         if self.kind == "clamp":
             return np.clip(y, np.float32(self.low), np.float32(self.high))
-        q = cast(Quantization, self.quantization)  # requantize and sum stages always have one
+        q = cast(Quantization, self.quantization)  # requantize and sum stages always have one (per channel: axis 1)
         if self.kind == "requantize":
             return q.dequantize(q.quantize(y))
         return y + q.dequantize(inputs[self.index])

@@ -47,6 +47,18 @@ def rounding(q: Quantization) -> list[tuple]:
             ("eltwise", ELTWISE["clip"], float(lo), float(hi)), ("eltwise", ELTWISE["linear"], s, -z * s)]
 
 
+def channel_rounding(q: ChannelQuantization, rank: int) -> list[tuple]:
+    """Post-ops rounding to a per-channel (axis 1) grid and saturating: ``x / s + zp`` as binary post-ops with
+    constant columns, ``round -> clip``, and back."""
+    column = [1, -1] + [1] * (rank - 2)
+    scales, zps = q.scales.astype(np.float32).reshape(column), q.zero_points.astype(np.float32).reshape(column)
+    lo, hi = q.limits
+    shift = [("binary", BINARY_ADD, zps)] if np.any(zps) else []
+    unshift = [("binary", BINARY_ADD, -zps)] if np.any(zps) else []
+    return [("binary", BINARY_MUL, (1.0 / scales).astype(np.float32)), *shift, ("eltwise", ELTWISE["round"], 0.0, 0.0),
+            ("eltwise", ELTWISE["clip"], float(lo), float(hi)), *unshift, ("binary", BINARY_MUL, scales)]
+
+
 def post_ops(layer: QuantizedLayer, dst_dtype: np.dtype, rank: int = 4) -> tuple[list[tuple], int | None] | None:
     """The layer's stages as oneDNN post-ops, and the input index of the residual summed into the destination
     (None without one); None where a stage has no exact form (a sum into a destination of another size).
@@ -65,6 +77,8 @@ def post_ops(layer: QuantizedLayer, dst_dtype: np.dtype, rank: int = 4) -> tuple
             ops.append(("eltwise", ELTWISE["relu"], 0.0, 0.0))
         elif stage.kind == "clamp":
             ops.append(("eltwise", ELTWISE["clip"], stage.low, stage.high))
+        elif stage.kind == "requantize" and isinstance(stage.quantization, ChannelQuantization):
+            ops.extend(channel_rounding(stage.quantization, rank))
         elif stage.kind == "requantize":
             ops.extend(rounding(stage.quantization))  # type: ignore[arg-type]
         else:
