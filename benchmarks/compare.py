@@ -269,19 +269,25 @@ def table(rows: list[Row]) -> str:
         mem = "—" if r.peak_rss_mb is None else f"{r.peak_rss_mb:.0f} ({r.rss_growth_mb:+.0f})"
         lines.append(f"| {r.model} | {r.contender} | {_fmt(r.compile_ms, '.0f')} | {_ms(r.latency_ms)} "
                      f"| {_fmt(r.fps, '.1f')} | {mem} | {_fmt(r.max_abs_diff, '.2e')}{other} |")
-    lines += ["", "| model | vs | compile ratio | latency ratio (lower is better) | FPS ratio (higher is better) "
-              "| peak RSS ratio |", "|---|---|---|---|---|---|"]
+    lines += ratio_lines(rows, (("vinerun f32", "openvino f32"), ("vinerun bf16", "openvino bf16"),
+                                ("vinerun f32", "onnxruntime f32")))
+    return "\n".join(lines) + ("\n\n" + int8_table(int8) if int8 else "")
+
+
+def ratio_lines(rows: list[Row], pairs: tuple[tuple[str, str], ...]) -> list[str]:
+    """The ratio table: per model, each (ours, theirs) pair both measured."""
+    lines = ["", "| model | vs | compile ratio | latency ratio (lower is better) | FPS ratio (higher is better) "
+             "| peak RSS ratio |", "|---|---|---|---|---|---|"]
     index = {(r.model, r.contender): r for r in rows}
     for model in dict.fromkeys(r.model for r in rows):
-        for ours, theirs in (("vinerun f32", "openvino f32"), ("vinerun bf16", "openvino bf16"),
-                             ("vinerun f32", "onnxruntime f32")):
+        for ours, theirs in pairs:
             a, b = index.get((model, ours)), index.get((model, theirs))
             if a is None or b is None:
                 continue
             lines.append(f"| {model} | {ours} / {theirs} | {_ratio(a.compile_ms, b.compile_ms)} "
                          f"| {_ratio(a.latency_ms, b.latency_ms)} | {_ratio(a.fps, b.fps)} "
                          f"| {_ratio(a.peak_rss_mb, b.peak_rss_mb)} |")
-    return "\n".join(lines) + ("\n\n" + int8_table(int8) if int8 else "")
+    return lines
 
 
 INT8_PAIRS = (("vinerun int8", "openvino int8"), ("vinerun int8", "onnxruntime int8"),
@@ -304,18 +310,7 @@ def int8_table(rows: list[Row]) -> str:
         lines.append(f"| {r.model} | {r.contender} | {_fmt(r.compile_ms, '.0f')} | {_ms(r.latency_ms)} "
                      f"| {_fmt(r.fps, '.1f')} | {mem} | {_fmt(r.max_abs_diff, '.2e')}{other} "
                      f"| {_fmt(r.output_steps, '.2f')} | {r.top1 or '—'} |")
-    lines += ["", "| model | vs | compile ratio | latency ratio (lower is better) | FPS ratio (higher is better) "
-              "| peak RSS ratio |", "|---|---|---|---|---|---|"]
-    index = {(r.model, r.contender): r for r in rows}
-    for model in dict.fromkeys(r.model for r in rows):
-        for ours, theirs in INT8_PAIRS:
-            a, b = index.get((model, ours)), index.get((model, theirs))
-            if a is None or b is None:
-                continue
-            lines.append(f"| {model} | {ours} / {theirs} | {_ratio(a.compile_ms, b.compile_ms)} "
-                         f"| {_ratio(a.latency_ms, b.latency_ms)} | {_ratio(a.fps, b.fps)} "
-                         f"| {_ratio(a.peak_rss_mb, b.peak_rss_mb)} |")
-    return "\n".join(lines)
+    return "\n".join(lines + ratio_lines(rows, INT8_PAIRS))
 
 
 def machine() -> dict[str, Any]:

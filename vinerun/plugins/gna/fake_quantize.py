@@ -104,11 +104,8 @@ def input_fake_quantize(param: Node) -> ActivationFQ | None:
         if len(targets) != 1:
             return None
         node = targets[0]
-        if node.type_name == "QuantizeLinear":
-            consumers = [t.get_node() for t in node.output(0).get_target_inputs()]
-            return activation_fake_quantize(consumers[0]) if len(consumers) == 1 else None
-        if node.type_name == "FakeQuantize":
-            return activation_fake_quantize(node)
+        if node.type_name in ("QuantizeLinear", "FakeQuantize"):
+            return consumer_fake_quantize(out)
         if node.type_name not in _MOVERS:
             return None
         out = node.output(0)
