@@ -44,15 +44,18 @@ from vinerun.plugin_api.infer_request import ProfilingInfo
 from vinerun.plugin_api.variable_state import VariableState
 from vinerun.preprocess import get_batch, set_batch
 from vinerun.quantization import (
+    AdvancedAccuracyRestorerParameters,
     AdvancedQuantizationParameters,
     CompressWeightsMode,
     Dataset,
+    DropType,
     IgnoredScope,
     ModelType,
     QuantizationPreset,
     TargetDevice,
     compress_weights,
     quantize,
+    quantize_with_accuracy_control,
 )
 from vinerun.runtime import (
     AsyncInferQueue,
@@ -81,9 +84,11 @@ __all__ += ["AxisSet", "AxisVector", "Coordinate", "CoordinateDiff", "DiscreteTy
             "layout_helpers"]
 __all__ += ["OVAny", "RTMap", "Symbol"]
 __all__ += ["Extension", "RemoteContext", "RemoteTensor", "helpers", "tensor_from_file"]
-# post-training quantization, in the spirit of NNCF's nncf.quantize / nncf.compress_weights
-__all__ += ["AdvancedQuantizationParameters", "CompressWeightsMode", "Dataset", "IgnoredScope", "ModelType",
-            "QuantizationPreset", "TargetDevice", "compress_weights", "quantize"]
+# post-training quantization, in the spirit of NNCF's nncf.quantize / quantize_with_accuracy_control /
+# nncf.compress_weights
+__all__ += ["AdvancedAccuracyRestorerParameters", "AdvancedQuantizationParameters", "CompressWeightsMode", "Dataset",
+            "DropType", "IgnoredScope", "ModelType", "QuantizationPreset", "TargetDevice", "compress_weights",
+            "quantize", "quantize_with_accuracy_control"]
 
 # ``import vinerun._pyopenvino`` (OpenVINO's binding module name) finds the module defined in _bindings.py
 _sys.modules.setdefault(__name__ + "._pyopenvino", _pyopenvino)

@@ -110,3 +110,38 @@ class AdvancedQuantizationParameters:
     quantile_outlier_prob: float = 1e-4
     bias_correction_threshold: float = 2.0
     show_progress: bool | None = None
+
+
+class DropType(StrEnum):
+    """How ``quantize_with_accuracy_control`` measures the metric's drop: ABSOLUTE ``initial - quantized``;
+    RELATIVE ``(initial - quantized) / |initial|``."""
+
+    ABSOLUTE = "absolute"
+    RELATIVE = "relative"
+
+
+class RankingMode(StrEnum):
+    """What ``quantize_with_accuracy_control`` ranks quantizer groups by (NNCF's two evaluator modes).
+
+    OUTPUTS: the normalised mean square error of the model outputs against the float model's (NNCF's logits
+    mode; smooth, needs one inference per ranking sample). METRIC: ``validation_fn`` on each ranking sample alone
+    (NNCF's metric mode; the metric itself, but coarse for a 0 / 1 per-sample metric).
+    """
+
+    OUTPUTS = "outputs"
+    METRIC = "metric"
+
+
+@dataclass
+class AdvancedAccuracyRestorerParameters:
+    """Knobs of ``quantize_with_accuracy_control``'s search, named as NNCF names them.
+
+    ``max_num_iterations``: most groups of quantizers tried (reverted and validated). ``ranking_subset_size``:
+    the validation samples used to rank the groups, those where the quantized model's outputs differ most from the
+    float model's. ``ranking``: see ``RankingMode``. ``show_progress``: draw progress bars (default: on a terminal).
+    """
+
+    max_num_iterations: int = 2**31 - 1
+    ranking_subset_size: int = 300
+    ranking: RankingMode = RankingMode.OUTPUTS
+    show_progress: bool | None = None
