@@ -41,7 +41,13 @@ from vinerun.quantization.parameters import (
     TargetDevice,
 )
 from vinerun.quantization.quantize import quantize
-from vinerun.quantization.quantizer_groups import QuantizerGroup, bias_values, find_quantizer_groups, revert_groups
+from vinerun.quantization.quantizer_groups import (
+    QuantizerGroup,
+    bias_values,
+    find_quantizer_groups,
+    freeze_names,
+    revert_groups,
+)
 from vinerun.tools.progress import ProgressBar
 
 log = logging.getLogger("vinerun.quantization")
@@ -79,11 +85,12 @@ def quantize_with_accuracy_control(
     """``quantize`` ``model``, then revert the most harmful groups of quantizers to float until
     ``validation_fn``'s metric is at most ``max_drop`` below the float model's.
 
-    ``validation_fn(compiled_model, items)``: the metric (higher is better) of a vinerun CPU compiled model on
-    ``items`` (raw items of ``validation_dataset``; ``Dataset.get_inference_data`` gives the model inputs).
-    The quantization options are those of ``quantize``. The returned Model keeps FakeQuantize nodes for the
-    quantizers that stay; its rt_info ``accuracy_control`` holds the metrics and what was reverted (also logged
-    to the ``vinerun.quantization`` logger).
+    ``validation_fn(compiled_model, items)``: the metric (higher is better) of a vinerun CPU compiled model
+    (``INFERENCE_PRECISION_HINT=f32``, as NNCF compiles candidates) on ``items`` (raw items of
+    ``validation_dataset``; ``Dataset.get_inference_data`` gives the model inputs). The quantization options are
+    those of ``quantize``. The returned Model keeps FakeQuantize nodes for the quantizers that stay; its rt_info
+    ``accuracy_control`` holds the metrics and what was reverted (also logged to the ``vinerun.quantization``
+    logger).
     """
     if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or max_drop < 0:
         raise QuantizationError(f"max_drop must be a non-negative number, got {max_drop!r}")
@@ -91,7 +98,9 @@ def quantize_with_accuracy_control(
     restorer = advanced_accuracy_restorer_parameters or AdvancedAccuracyRestorerParameters()
     validation = validation_dataset if isinstance(validation_dataset, Dataset) else Dataset(validation_dataset)
     show = restorer.show_progress
-    quantized = quantize(model, calibration_dataset, preset, target_device, subset_size, fast_bias_correction,
+    named = model.clone()
+    freeze_names(named)  # the groups find their nodes by name in the clones the search makes
+    quantized = quantize(named, calibration_dataset, preset, target_device, subset_size, fast_bias_correction,
                          model_type, ignored_scope, advanced_quantization_parameters)
     evaluator = _Evaluator(validation, validation_fn, show)
     initial = evaluator.metric(model)
@@ -105,7 +114,7 @@ def quantize_with_accuracy_control(
 
     groups = find_quantizer_groups(quantized)
     report.groups = len(groups)
-    ranker = _Ranker(evaluator, model, restorer, bias_values(model), show)
+    ranker = _Ranker(evaluator, named, restorer, bias_values(named), show)
     ranked = ranker.rank(groups, quantized, [])
     best, best_drop, step_back = quantized, _drop(initial, current, drop_type), True
     while ranked and report.iterations < restorer.max_num_iterations:
@@ -126,7 +135,7 @@ def quantize_with_accuracy_control(
         # worse than before this revert: undo it and rank what is left on the current model (NNCF's step back)
         ranked.append(group)
         step_back, best_drop = True, drop
-        ranked = ranker.rank(ranked, best, report.reverted)
+        ranked = ranker.rank(ranked, quantized, report.reverted)
     return _finish(best, report)
 
 
@@ -140,9 +149,11 @@ class _Evaluator:
             raise QuantizationError("the validation dataset gave no items")
 
     def compile(self, model: Model) -> Any:
+        """On the CPU with f32 outside the int8 layers (as NNCF's ``use_fp32_precision``): on a bf16 CPU the
+        default precision would put bf16 noise into the float model's metric and every candidate's."""
         from vinerun.runtime.core import Core
 
-        return Core().compile_model(model, "CPU")
+        return Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
 
     def metric(self, model: Model, indices: list[int] | None = None) -> float:
         """``validation_fn``'s metric of ``model`` on the validation items (all, or those at ``indices``)."""

@@ -77,6 +77,18 @@ def find_quantizer_groups(model: Model) -> list[QuantizerGroup]:
     return [g for g in by_root.values() if g.quantizers]
 
 
+def freeze_names(model: Model) -> None:
+    """Give every node of ``model`` an explicit friendly name, unique in the model, so that the names the groups
+    hold find the same nodes in clones (an unnamed node's default name is made anew by each clone)."""
+    seen: set[str] = set()
+    for node in model.get_ordered_ops():
+        name, k = node.friendly_name, 1
+        while name in seen:
+            name, k = f"{node.friendly_name}_{k}", k + 1
+        seen.add(name)
+        node.set_friendly_name(name)
+
+
 def bias_values(model: Model) -> dict[str, tuple[int, np.ndarray]]:
     """``{bias Add name: (bias port, value)}`` for each linear layer followed by an Add of a constant."""
     biases = {}
@@ -97,7 +109,7 @@ def bias_values(model: Model) -> dict[str, tuple[int, np.ndarray]]:
 def revert_groups(model: Model, groups: list[QuantizerGroup], original_biases: dict[str, tuple[int, np.ndarray]]
                   ) -> Model:
     """A copy of ``model`` with the quantizers of ``groups`` removed and their layers' biases set back to
-    ``original_biases`` (from ``bias_values`` of the model before quantization)."""
+    ``original_biases`` (from ``bias_values`` of the model before quantization; names from ``freeze_names``)."""
     work = model.clone()
     by_name = {n.friendly_name: n for n in work.get_ordered_ops()}
     for group in groups:

@@ -135,3 +135,23 @@ def test_openvino_reads_the_result(tmp_path, monkeypatch):
     got = openvino.Core().compile_model(read, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})({0: a})[0]
     ref = ov.Core().compile_model(q, "CPU")(a)[0]
     assert np.abs(got - ref).max() < 0.05 * np.abs(ref).max() + 1e-3
+
+
+def test_unnamed_nodes_are_found_in_clones():
+    """Nodes without a friendly name get a new default name in each clone; freeze_names pins them."""
+    from vinerun.quantization.quantizer_groups import freeze_names
+
+    rng = np.random.default_rng(1)
+    x = ov.opset1.parameter([1, 3, 8, 8], ov.Type.f32)
+    c = ov.opset1.convolution(x, rng.standard_normal((4, 3, 3, 3)).astype(np.float32), [1, 1], [1, 1], [1, 1],
+                              [1, 1])
+    y = ov.opset1.relu(ov.opset1.add(c, np.full((1, 4, 1, 1), 0.5, np.float32)))
+    model = ov.Model([y], [x])
+    named = model.clone()
+    freeze_names(named)
+    calib = [rng.standard_normal((1, 3, 8, 8)).astype(np.float32) for _ in range(4)]
+    q = ov.quantize(named, calib)
+    back = revert_groups(q.clone(), find_quantizer_groups(q), bias_values(named))
+    assert not _fq_names(back)
+    np.testing.assert_allclose(ov.Core().compile_model(back, "CPU")(calib[0])[0],
+                               ov.Core().compile_model(model, "CPU")(calib[0])[0], rtol=1e-5, atol=1e-5)
