@@ -8,6 +8,13 @@ Convolution / MatMul layers, and time both int8 IRs in openvino (LATENCY, interl
 
     .venv/bin/python benchmarks/quantize_check.py                  # magika, ppocr-cls, ppocr-det, ppocr-rec
     .venv/bin/python benchmarks/quantize_check.py --models magika --eval 600 --rounds 9
+    .venv/bin/python benchmarks/quantize_check.py --models ppocr-cls --accuracy-control 0.005 --validation 300
+
+``--accuracy-control MAX_DROP``: ``vinerun.quantize_with_accuracy_control`` and ``nncf.quantize_with_accuracy_control``
+instead of the plain quantizers, with the same validation inputs (a third seed, disjoint from calibration and
+evaluation), the same validation function (the share of inputs whose prediction agrees with the f32 model's, f32
+predictions from openvino) and the same ``max_drop`` (absolute) and ranking subset size; reports the FakeQuantize
+nodes each search kept and the metric it reached on its validation inputs. The evaluation inputs stay unseen.
 
 Inputs (all from files that packages ship, and variations of them):
 - ppocr-cls / ppocr-rec: text lines rendered with Pillow's bundled font (words of CPython's ``this`` module
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import logging
 import os
 import statistics
 import sys
@@ -225,24 +233,89 @@ def _latency(ov, paths: dict[str, str], sample: dict, rounds: int, iters: int) -
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def check(case: Case, calib: int, evals: int, rounds: int, iters: int, folder: str) -> dict:
+def _validation(ov, case: Case, samples: list[dict]) -> tuple[list[dict], Callable]:
+    """Validation items (inputs and the f32 model's prediction, from openvino at f32) and the validation function
+    both accuracy-control searches use: the share of items whose prediction agrees with the f32 one."""
+    f32 = ov.Core().compile_model(case.file, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    items = [{"inputs": s, "ref": case.predict(f32(s)[0])} for s in samples]
+
+    def validate(compiled, data) -> float:  # a vinerun or an openvino compiled model
+        request = compiled.create_infer_request()
+        hits = total = 0
+        for item in data:
+            request.infer(item["inputs"])
+            hits += bool(case.agree(item["ref"], case.predict(np.array(request.get_output_tensor(0).data))))
+            total += 1
+        return hits / total
+    return items, validate
+
+
+def _fq_count(model) -> int:
+    return sum(n.get_type_name() == "FakeQuantize" for n in model.get_ops())
+
+
+def _quantize_both(case: Case, calib_set: list[dict], folder: str, accuracy_control: float | None,
+                   validation: int, ranking: int) -> dict:
+    """Quantize with vinerun and with NNCF (plain, or with accuracy control on the same validation data) and save
+    both IRs; returns their paths, the times and (accuracy control) what each search reverted."""
     import nncf
+    import openvino as ov
+
+    nncf_options = {k: nncf.ModelType(v) if k == "model_type" else v for k, v in case.options.items()}
+    calib = len(calib_set)
+    extra: dict = {}
+    if accuracy_control is None:
+        t0 = time.perf_counter()
+        q = vinerun.quantize(vinerun.Core().read_model(case.file), vinerun.Dataset(calib_set), subset_size=calib,
+                             **case.options)
+        t_ours = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        nq = nncf.quantize(ov.Core().read_model(case.file), nncf.Dataset(calib_set), subset_size=calib,
+                           **nncf_options)
+        t_nncf = time.perf_counter() - t0
+    else:
+        # the search's validation inputs: a third seed, disjoint from calibration (1) and evaluation (1000)
+        items, validate = _validation(ov, case, case.inputs(validation, 500))
+        t0 = time.perf_counter()
+        q = vinerun.quantize_with_accuracy_control(
+            vinerun.Core().read_model(case.file), vinerun.Dataset(calib_set),
+            vinerun.Dataset(items, lambda it: it["inputs"]), validate, max_drop=accuracy_control, subset_size=calib,
+            advanced_accuracy_restorer_parameters=vinerun.AdvancedAccuracyRestorerParameters(
+                ranking_subset_size=ranking), **case.options)
+        t_ours = time.perf_counter() - t0
+        info = {k: q.get_rt_info(["accuracy_control", k]).value for k in
+                ("initial_metric", "final_metric", "groups", "reverted_groups", "reverted_quantizers")}
+        t0 = time.perf_counter()
+        nq = nncf.quantize_with_accuracy_control(
+            ov.Core().read_model(case.file), nncf.Dataset(calib_set), nncf.Dataset(items, lambda it: it["inputs"]),
+            validate, max_drop=accuracy_control, subset_size=calib,
+            advanced_accuracy_restorer_parameters=nncf.AdvancedAccuracyRestorerParameters(
+                ranking_subset_size=ranking), **nncf_options)
+        t_nncf = time.perf_counter() - t0
+        plain = vinerun.quantize(vinerun.Core().read_model(case.file), vinerun.Dataset(calib_set),
+                                 subset_size=calib, **case.options)
+        nplain = nncf.quantize(ov.Core().read_model(case.file), nncf.Dataset(calib_set), subset_size=calib,
+                               **nncf_options)
+        extra = {"search": info, "fq": f"{_fq_count(q)}/{_fq_count(plain)}", "fq_nncf": f"{_fq_count(nq)}/"
+                 f"{_fq_count(nplain)}", "validation": validation, "validate_ours": validate(
+                     vinerun.Core().compile_model(q, "CPU"), items),
+                 "validate_nncf": validate(ov.Core().compile_model(nq, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}),
+                                           items)}
+    ours = os.path.join(folder, f"{case.name}_vinerun_int8.xml")
+    vinerun.save_model(q, ours, compress_to_fp16=False)
+    theirs = os.path.join(folder, f"{case.name}_nncf_int8.xml")
+    ov.save_model(nq, theirs, compress_to_fp16=False)
+    return {"ours": ours, "theirs": theirs, "quantize_s": t_ours, "nncf_s": t_nncf, **extra}
+
+
+def check(case: Case, calib: int, evals: int, rounds: int, iters: int, folder: str,
+          accuracy_control: float | None = None, validation: int = 300, ranking: int = 100) -> dict:
     import openvino as ov
 
     calib_set = case.inputs(calib, 1)
     eval_set = case.inputs(evals, 1000)  # another seed: a disjoint set of crops, words and files
-    t0 = time.perf_counter()
-    q = vinerun.quantize(vinerun.Core().read_model(case.file), vinerun.Dataset(calib_set), subset_size=calib,
-                         **case.options)
-    t_ours = time.perf_counter() - t0
-    ours = os.path.join(folder, f"{case.name}_vinerun_int8.xml")
-    vinerun.save_model(q, ours, compress_to_fp16=False)
-    t0 = time.perf_counter()
-    nncf_options = {k: nncf.ModelType(v) if k == "model_type" else v for k, v in case.options.items()}
-    nq = nncf.quantize(ov.Core().read_model(case.file), nncf.Dataset(calib_set), subset_size=calib, **nncf_options)
-    t_nncf = time.perf_counter() - t0
-    theirs = os.path.join(folder, f"{case.name}_nncf_int8.xml")
-    ov.save_model(nq, theirs, compress_to_fp16=False)
+    made = _quantize_both(case, calib_set, folder, accuracy_control, validation, ranking)
+    ours, theirs = made["ours"], made["theirs"]
 
     # f32 everywhere outside the int8 layers (this CPU would otherwise run them in bf16), so that a disagreement
     # is the quantization's; "_bf16" columns: the int8 IRs at openvino's default precision
@@ -262,7 +335,7 @@ def check(case: Case, calib: int, evals: int, rounds: int, iters: int, folder: s
     return {"model": case.name, "calib": calib, "eval": evals, **{k: v / evals for k, v in counts.items()},
             "int8_layers": f"{int8_ours}/{layers_ours}", "int8_layers_nncf": f"{int8_nncf}/{layers_nncf}",
             "ms_vinerun_q": lat["vinerun"], "ms_nncf_q": lat["nncf"], "ratio": lat["vinerun"] / lat["nncf"],
-            "quantize_s": t_ours, "nncf_s": t_nncf}
+            **{k: v for k, v in made.items() if k not in ("ours", "theirs")}}
 
 
 def main() -> None:
@@ -274,7 +347,16 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7, help="interleaved timing turns (default 7)")
     ap.add_argument("--iters", type=int, default=50, help="inferences per turn (default 50)")
     ap.add_argument("--out", default=None, help="folder for the IRs (default: a temporary one)")
+    ap.add_argument("--accuracy-control", type=float, default=None, metavar="MAX_DROP",
+                    help="quantize with vinerun.quantize_with_accuracy_control and nncf.quantize_with_accuracy_control "
+                         "(metric: agreement with the f32 model, absolute drop MAX_DROP) instead of plain quantize")
+    ap.add_argument("--validation", type=int, default=300,
+                    help="accuracy control: validation inputs for the search, a third disjoint set (default 300)")
+    ap.add_argument("--ranking", type=int, default=100,
+                    help="accuracy control: ranking subset size, both searches (default 100)")
     args = ap.parse_args()
+    logging.basicConfig(format="%(name)s: %(message)s")
+    logging.getLogger("vinerun.quantization").setLevel(logging.INFO)
     folder = args.out or tempfile.mkdtemp(prefix="quantize_check_")
     os.makedirs(folder, exist_ok=True)
     print("| model | agree (vinerun int8 vs f32) | agree (NNCF int8 vs f32) | same, int8 IRs at openvino's default "
@@ -282,10 +364,16 @@ def main() -> None:
           "vinerun-quantized | NNCF-quantized | ratio |")
     print("|---|---|---|---|---|---|---|---|")
     for name in args.models:
-        r = check(CASES[name], args.calib, args.eval, args.rounds, args.iters, folder)
+        r = check(CASES[name], args.calib, args.eval, args.rounds, args.iters, folder, args.accuracy_control,
+                  args.validation, args.ranking)
         print(f"| {r['model']} | {r['agree']:.2%} of {r['eval']} | {r['agree_nncf']:.2%} | {r['agree_bf16']:.2%} / "
               f"{r['agree_nncf_bf16']:.2%} | {r['int8_layers']} / {r['int8_layers_nncf']} | {r['ms_vinerun_q']:.3f} ms "
               f"| {r['ms_nncf_q']:.3f} ms | {r['ratio']:.3f} |", flush=True)
+        if "search" in r:
+            print(f"  accuracy control, max_drop {args.accuracy_control}: FakeQuantize kept vinerun {r['fq']}, NNCF "
+                  f"{r['fq_nncf']}; vinerun search {r['search']}; validation metric on its {r['validation']} inputs "
+                  f"(vinerun CPU / openvino f32): vinerun {r['validate_ours']:.4f}, NNCF {r['validate_nncf']:.4f}; "
+                  f"time vinerun {r['quantize_s']:.0f} s, NNCF {r['nncf_s']:.0f} s", flush=True)
 
 
 if __name__ == "__main__":
