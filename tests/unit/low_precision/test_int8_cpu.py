@@ -200,3 +200,24 @@ def test_runtime_weights_of_an_int8_matmul_are_written_signed() -> None:
     assert scores.layer.runtime_weights and scores.get_input_element_type(1) == ov.Type.i8
     assert k.get_output_element_type(0) == ov.Type.i8 and k.layer.output.zero_point == 0  # 128 - 128
     assert nodes["q"].get_output_element_type(0) == ov.Type.u8  # the data side stays as it was
+
+
+@needs_dnnl
+def test_int8_models_run_their_native_segments_without_python_fallbacks(monkeypatch) -> None:
+    """A segment whose planned layouts do not fit what a run brings falls back to per-step Python on each call
+    (correct, but 2x slower on an int8 BERT when a FakeQuantize declared its constant limit in another shape)."""
+    from vinerun.plugins.cpu import native_segment
+
+    fallbacks: list[str] = []
+    python = native_segment.Segment._python
+    monkeypatch.setattr(native_segment.Segment, "_python",
+                        lambda self, inputs: fallbacks.append(self.node.type_name) or python(self, inputs))
+    g = QdqGraph(6)
+    gate = g.qdq(g.node("Sigmoid", ["x"]), 1 / 255, 0)
+    scaled = g.qdq(g.node("Mul", [gate, "x"]), 0.03, 128)
+    model = g.model({"x": [1, 16, 8, 8]}, g.node("Relu", [g.conv(scaled, 16, 16, name="conv")]))
+    compiled = ov.Core().compile_model(ov.Core().read_model(model.SerializeToString()), "CPU")
+    request = compiled.create_infer_request()
+    for _ in range(2):
+        request.infer([np.random.default_rng(8).standard_normal((1, 16, 8, 8)).astype(np.float32)])
+    assert not fallbacks

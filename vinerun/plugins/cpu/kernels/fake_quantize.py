@@ -58,9 +58,11 @@ def fake_quantize_kernel(node: Any) -> Kernel | None:
     # y0 = x + lo = x - zp s; q = round(y0 / s + 2 zp) = round((x - lo) / s); y = q s + lo
     post_ops = [("eltwise", ELTWISE["linear"], 1.0 / scale, 2.0 * zp), ("eltwise", ELTWISE["round"], 0.0, 0.0),
                 ("eltwise", ELTWISE["clip"], 0.0, float(node.levels - 1)), ("eltwise", ELTWISE["linear"], scale, lo)]
-    low = np.asarray(constant_value(node.input_value(1)), dtype).reshape((1,) * len(dims))
+    given = np.asarray(constant_value(node.input_value(1)), dtype)
+    low = given.reshape((1,) * len(dims))  # oneDNN broadcasts an operand of the destination's rank
     src, out = arriving_layout(node, 0, dims, dtype), output_layout(node, dims, dtype)
     low_layout = dense_value(low.shape, dtype)
+    given_layout = dense_value(given.shape, dtype)  # the constant as a segment holds it (same bytes)
     op = Binary(lib, element_layout(src), element_layout(low_layout), element_layout(out.value), BINARY_ADD)
     op.post_ops = list(post_ops)
     if optimized_impl(op, torch.get_num_threads()) is None:
@@ -76,7 +78,7 @@ def fake_quantize_kernel(node: Any) -> Kernel | None:
         return [y]
 
     kernel = Kernel(run, "onednn_fake_quantize")
-    buffers = [Buffer(False, 0, src), Buffer(True, 0, out.value), Buffer(False, 1, low_layout)]
+    buffers = [Buffer(False, 0, src), Buffer(True, 0, out.value), Buffer(False, 1, given_layout)]
     step = NativeStep(op, lambda t: t, buffers)
     kernel.native = lambda layouts: step if layouts[0] in (None, src) else None
     return kernel
