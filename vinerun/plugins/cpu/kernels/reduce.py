@@ -18,6 +18,9 @@ from vinerun.ir.node import Node
 from vinerun.ops.einsum import parse_equation
 from vinerun.ops.reduction import normalize_axes
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, data_address, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl_ops import Softmax
+from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, dense_value, element_layout, layout_of_value
 from vinerun.plugins.cpu.kernels._torch import float_inputs, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.reduce_dnnl import dnnl_reduce_kernel
 
@@ -100,7 +103,38 @@ def softmax(node: Node) -> Kernel | None:
             return [np.array(x, copy=True)]
         return [to_numpy(op(to_torch(x), axis))]
 
-    return Kernel(run, f"aten_{op.__name__}")
+    kernel = Kernel(run, f"aten_{op.__name__}")
+    return (dnnl_softmax_kernel(node, kernel) or kernel) if node.type_name == "Softmax" else kernel
+
+
+def dnnl_softmax_kernel(node: Node, fallback: Kernel) -> Kernel | None:
+    """oneDNN's softmax for a static-shape f32 / bf16 Softmax (a step of native segments: an int8 attention's
+    Softmax sits between its int8 matmuls), or None."""
+    lib = library()
+    shape, dtype = node.get_input_partial_shape(0), np.dtype(node.get_input_element_type(0).to_dtype())
+    if lib is None or not shape.is_static or dtype.name not in DATA_TYPES:
+        return None
+    dims = tuple(int(d) for d in shape.to_shape())
+    if not dims or 0 in dims:
+        return None
+    value = dense_value(dims, dtype)
+    op = Softmax(lib, element_layout(value), element_layout(value), node.axis % len(dims))
+    if optimized_impl(op, torch.get_num_threads()) is None:
+        return None
+    threads = torch.get_num_threads
+
+    def run(inputs: list) -> list:
+        x = inputs[0]
+        if layout_of_value(x) != value:
+            return fallback.fn(inputs)
+        y = np.empty(dims, dtype)
+        op(threads(), data_address(x), data_address(y))
+        return [y]
+
+    kernel = Kernel(run, "onednn_softmax")
+    step = NativeStep(op, lambda t: t, [Buffer(False, 0, value), Buffer(True, 0, value)])
+    kernel.native = lambda layouts: step if layouts[0] in (None, value) else None
+    return kernel
 
 
 @cpu_kernel("ArgMax", "ArgMin")
