@@ -17,26 +17,20 @@ from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.ir.types import Type
 from vinerun.ops.quantization import DequantizeLinear, QuantizeLinear
-from vinerun.transformations.low_precision.params import constant_value
+from vinerun.transformations.low_precision.params import fake_quantize_grid
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
 
-GRID_TOLERANCE = 1e-3  # of a step: how far the range's low end may sit off the integer grid
 
-
-def _grid(low: np.ndarray, high: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray, np.dtype] | None:
+def _grid(fq: Node) -> tuple[np.ndarray, np.ndarray, np.dtype] | None:
     """(scale, zero point, integer type) of FakeQuantize limits, or None when they do not map onto int8."""
-    scale = (high - low) / (levels - 1)
-    if np.any(scale <= 0) or not np.all(np.isfinite(scale)):
+    found = fake_quantize_grid(fq)
+    if found is None:
         return None
-    zp = -low / scale  # the integer that real 0 maps to, counted from the low end
-    if np.any(np.abs(zp - np.rint(zp)) > GRID_TOLERANCE):
-        return None
-    zp = np.rint(zp)
+    scale, zp = found
+    levels = fq.levels  # type: ignore[attr-defined]
     if levels == 256 and np.all(zp == 128) or levels == 255 and np.all(zp == 127):
         return scale, np.zeros_like(zp), np.dtype(np.int8)  # symmetric: i8 with no zero point
-    if levels == 256 and np.all((zp >= 0) & (zp <= 255)):
-        return scale, zp, np.dtype(np.uint8)
-    return None
+    return (scale, zp, np.dtype(np.uint8)) if levels == 256 else None
 
 
 class FakeQuantizeDecomposition(InPlacePass):
@@ -50,13 +44,7 @@ class FakeQuantizeDecomposition(InPlacePass):
         return PassResult(model, modified)
 
     def _decompose(self, fq: Node) -> bool:
-        limits = [constant_value(fq.input_value(i)) for i in range(1, 5)]
-        if any(v is None for v in limits):
-            return False
-        in_lo, in_hi, out_lo, out_hi = (np.asarray(v, np.float64) for v in limits)  # type: ignore[arg-type]
-        if in_lo.shape != out_lo.shape or not (np.allclose(in_lo, out_lo) and np.allclose(in_hi, out_hi)):
-            return False
-        found = _grid(in_lo, in_hi, fq.levels)  # type: ignore[attr-defined]
+        found = _grid(fq)
         if found is None:
             return False
         scale, zp, dtype = found

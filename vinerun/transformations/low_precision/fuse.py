@@ -119,13 +119,13 @@ def _depthwise_per_channel(head: Node) -> _Chain | None:
     q = channel_params(dq) if dq.type_name == "DequantizeLinear" else None
     w = head.input_value(1).partial_shape
     if q is None or isinstance(dq.input_value(0).node, Constant) or head.type_name != "GroupConvolution" or \
-            not w.is_static or list(w.to_shape())[1:3] != [1, 1] or len(set(q.key[1])) != 1:
+            not w.is_static or list(w.to_shape())[1:3] != [1, 1] or q.common_zero_point is None:
         return None
     weights = weight_params(head.input_value(1), 0)
     if weights is None or weights.scales.size != q.scales.size:
         return None
     folded = Weights(weights.values, (weights.scales * q.scales).astype(np.float32))
-    data = (dq.input_value(0), Quantization(1.0, int(q.zero_points[0]), q.dtype))
+    data = (dq.input_value(0), Quantization(1.0, q.common_zero_point or 0, q.dtype))
     return _Chain(head, data, folded, 1)
 
 

@@ -9,7 +9,7 @@ exporters write (see :mod:`vinerun.transformations.decompression`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -48,20 +48,31 @@ class Quantization:
         return (lo - self.zero_point) * self.scale, (hi - self.zero_point) * self.scale
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ChannelQuantization:
     """A per-channel (axis 1) affine quantization of an activation: ``real = (q - zero_points[c]) * scales[c]``
     (NNCF quantizes a depthwise convolution's input so)."""
 
-    scales: np.ndarray = field(compare=False)
-    zero_points: np.ndarray = field(compare=False)
+    scales: np.ndarray  # f32 [channels]
+    zero_points: np.ndarray  # i32 [channels]
     dtype: np.dtype
-    key: tuple = ()  # the values, for comparison
 
     @staticmethod
     def of(scales: np.ndarray, zero_points: np.ndarray, dtype: np.dtype) -> ChannelQuantization:
         s, z = np.asarray(scales, np.float32).reshape(-1), np.asarray(zero_points, np.int32).reshape(-1)
-        return ChannelQuantization(s, z, np.dtype(dtype), (tuple(s.tolist()), tuple(z.tolist())))
+        return ChannelQuantization(s, z, np.dtype(dtype))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ChannelQuantization) and self.dtype == other.dtype and \
+            np.array_equal(self.scales, other.scales) and np.array_equal(self.zero_points, other.zero_points)
+
+    __hash__ = None  # type: ignore[assignment] - compared by value, not hashed
+
+    @property
+    def common_zero_point(self) -> int | None:
+        """The zero point every channel shares, or None."""
+        z = self.zero_points
+        return int(z[0]) if np.all(z == z[0]) else None
 
     @property
     def limits(self) -> tuple[int, int]:
@@ -98,6 +109,31 @@ def channel_params(node: Node) -> ChannelQuantization | None:
     if scale is None or zp is None or scale.ndim != 1 or scale.size < 2 or not np.all(scale > 0):
         return None
     return ChannelQuantization.of(scale, np.broadcast_to(zp.reshape(-1), scale.shape), dtype)
+
+
+GRID_TOLERANCE = 1e-3  # of a step: how far a FakeQuantize range's low end may sit off the integer grid
+
+
+def fake_quantize_grid(fq: Node) -> tuple[np.ndarray, np.ndarray] | None:
+    """(scales, zero points), as float64 arrays of the limits' shape, of a FakeQuantize whose constant limits
+    have (nearly) equal input and output ranges on an integer grid: the low end a whole number of steps below
+    0, that number (the zero point) within ``[0, levels - 1]``. None otherwise."""
+    limits = [constant_value(fq.input_value(i)) for i in range(1, 5)]
+    if any(v is None for v in limits):
+        return None
+    low, high, out_low, out_high = (np.asarray(v, np.float64) for v in limits)  # type: ignore[arg-type]
+    if low.shape != out_low.shape or not (np.allclose(low, out_low) and np.allclose(high, out_high)):
+        return None
+    levels = fq.levels  # type: ignore[attr-defined]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = (high - low) / (levels - 1)
+        zp = -low / scale  # the integer that real 0 maps to, counted from the low end
+    if np.any(scale <= 0) or not np.all(np.isfinite(scale)) or np.any(np.abs(zp - np.rint(zp)) > GRID_TOLERANCE):
+        return None
+    zp = np.rint(zp)
+    if np.any(zp < 0) or np.any(zp > levels - 1):
+        return None
+    return scale, zp
 
 
 def constant_value(value: Output) -> np.ndarray | None:

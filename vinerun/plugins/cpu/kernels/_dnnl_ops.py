@@ -211,8 +211,9 @@ class Binary(Primitive):
     """``dst = src0 op src1`` element-wise (``algorithm``: :data:`BINARY_ADD`, ...), ``src1`` broadcast along its
     dimensions of size 1; any strides. A call passes ``(src0, dst, src1)`` addresses."""
 
-    def __init__(self, lib: Library, src0: Layout, src1: Layout, dst: Layout, algorithm: int):
-        super().__init__(lib)
+    def __init__(self, lib: Library, src0: Layout, src1: Layout, dst: Layout, algorithm: int,
+                 post_ops: list[tuple] | None = None):
+        super().__init__(lib, post_ops)
         self.src0_md, self.src1_md, self.dst_md = self.md(*src0), self.md(*src1), self.md(*dst)
         self.algorithm = algorithm
 

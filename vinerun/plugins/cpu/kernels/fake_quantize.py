@@ -23,24 +23,7 @@ from vinerun.plugins.cpu.kernels._native import (
     layout_of_value,
     output_layout,
 )
-from vinerun.transformations.low_precision.params import constant_value
-
-GRID_TOLERANCE = 1e-3  # of a step: how far the low limit may sit off the grid
-
-
-def grid(node: Any) -> tuple[float, float, float] | None:
-    """(scale, zero point, low limit) of a per-tensor FakeQuantize whose limits lie on an integer grid."""
-    limits = [constant_value(node.input_value(i)) for i in range(1, 5)]
-    if any(v is None or v.size != 1 for v in limits):
-        return None
-    lo, hi, out_lo, out_hi = (float(np.asarray(v).reshape(-1)[0]) for v in limits)  # type: ignore[union-attr]
-    if (lo, hi) != (out_lo, out_hi) or not hi > lo:
-        return None
-    scale = (hi - lo) / (node.levels - 1)
-    zp = -lo / scale
-    if abs(zp - round(zp)) > GRID_TOLERANCE or not 0 <= round(zp) <= node.levels - 1:
-        return None
-    return scale, float(round(zp)), lo
+from vinerun.transformations.low_precision.params import constant_value, fake_quantize_grid
 
 
 @cpu_kernel("FakeQuantize")
@@ -48,23 +31,23 @@ def fake_quantize_kernel(node: Any) -> Kernel | None:
     lib = library()
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
     shape = node.get_input_partial_shape(0)
-    found = grid(node)
-    if lib is None or found is None or dtype.name not in DATA_TYPES or not shape.is_static:
-        return None
+    found = fake_quantize_grid(node)
+    if lib is None or found is None or found[0].size != 1 or dtype.name not in DATA_TYPES or not shape.is_static:
+        return None  # per tensor only: the limits are one binary operand broadcast over everything
     dims = tuple(int(d) for d in shape.to_shape())
     if not dims or 0 in dims:
         return None
-    scale, zp, lo = found
+    scale, zp = (float(v.reshape(-1)[0]) for v in found)
+    given = np.asarray(constant_value(node.input_value(1)), dtype)  # the low limit, as the plan holds it
+    lo = float(given.reshape(-1)[0])
     # y0 = x + lo = x - zp s; q = round(y0 / s + 2 zp) = round((x - lo) / s); y = q s + lo
     post_ops = [("eltwise", ELTWISE["linear"], 1.0 / scale, 2.0 * zp), ("eltwise", ELTWISE["round"], 0.0, 0.0),
                 ("eltwise", ELTWISE["clip"], 0.0, float(node.levels - 1)), ("eltwise", ELTWISE["linear"], scale, lo)]
-    given = np.asarray(constant_value(node.input_value(1)), dtype)
     low = given.reshape((1,) * len(dims))  # oneDNN broadcasts an operand of the destination's rank
     src, out = arriving_layout(node, 0, dims, dtype), output_layout(node, dims, dtype)
     low_layout = dense_value(low.shape, dtype)
     given_layout = dense_value(given.shape, dtype)  # the constant as a segment holds it (same bytes)
-    op = Binary(lib, element_layout(src), element_layout(low_layout), element_layout(out.value), BINARY_ADD)
-    op.post_ops = list(post_ops)
+    op = Binary(lib, element_layout(src), element_layout(low_layout), element_layout(out.value), BINARY_ADD, post_ops)
     if optimized_impl(op, torch.get_num_threads()) is None:
         return None
     threads = torch.get_num_threads

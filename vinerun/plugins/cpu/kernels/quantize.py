@@ -15,6 +15,7 @@ from vinerun.ir.core_ops import Constant
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._dnnl import ARG_DST, ARG_SRC, LAYOUT_TYPES, data_address, library, optimized_impl
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
+from vinerun.plugins.cpu.kernels._layout import strided_torch
 from vinerun.plugins.cpu.kernels._native import (
     Buffer,
     NativeStep,
@@ -24,7 +25,7 @@ from vinerun.plugins.cpu.kernels._native import (
     element_layout,
     output_layout,
 )
-from vinerun.plugins.cpu.kernels._torch import strided_numpy, strided_view, to_torch
+from vinerun.plugins.cpu.kernels._torch import strided_numpy
 from vinerun.transformations.low_precision.params import (
     ChannelQuantization,
     Quantization,
@@ -33,20 +34,15 @@ from vinerun.transformations.low_precision.params import (
 )
 
 
-def _tensor(a: np.ndarray) -> torch.Tensor:
-    t = strided_view(a)
-    return to_torch(a) if t is None else t
-
-
 def _torch_quantize(x: np.ndarray, q: Quantization) -> np.ndarray:
     lo, hi = q.limits
     dtype = torch.uint8 if q.dtype == np.uint8 else torch.int8
-    t = _tensor(np.asarray(x, np.float32))
+    t = strided_torch(np.asarray(x, np.float32))
     return strided_numpy(torch.round(t / np.float32(q.scale)).add_(q.zero_point).clamp_(lo, hi).to(dtype))
 
 
 def _torch_dequantize(x: np.ndarray, q: Quantization) -> np.ndarray:
-    return strided_numpy(_tensor(np.asarray(x)).to(torch.float32).sub_(q.zero_point).mul_(np.float32(q.scale)))
+    return strided_numpy(strided_torch(np.asarray(x)).to(torch.float32).sub_(q.zero_point).mul_(np.float32(q.scale)))
 
 
 def _reorder_kernel(node: Any, q: Quantization | ChannelQuantization, quantize: bool) -> Kernel | None:
@@ -61,18 +57,20 @@ def _reorder_kernel(node: Any, q: Quantization | ChannelQuantization, quantize: 
         return None
     src_dt = np.dtype(node.get_input_element_type(0).to_dtype())
     dst_dt = np.dtype(node.get_output_element_type(0).to_dtype())
+    if src_dt.name not in LAYOUT_TYPES or dst_dt.name not in LAYOUT_TYPES:
+        return None
     src: ValueLayout = arriving_layout(node, 0, dims, src_dt)
     out: OutputLayout = output_layout(node, dims, dst_dt)
     arg = ARG_DST if quantize else ARG_SRC
     if isinstance(q, ChannelQuantization):
-        if len(set(q.key[1])) != 1 or len(dims) < 2:
+        if q.common_zero_point is None or len(dims) < 2:
             return None
-        attrs = {"scales": {arg: (2, q.scales)}, "zero_points": {arg: int(q.zero_points[0])}}
+        attrs = {"scales": {arg: (2, q.scales)}, "zero_points": {arg: q.common_zero_point or 0}}
     else:
         attrs = {"scales": {arg: (0, np.float32([q.scale]))}, "zero_points": {arg: q.zero_point}}
     reorder = Reorder(lib, element_layout(src), element_layout(out.value), **attrs)
     impl = optimized_impl(reorder, torch.get_num_threads())
-    if impl is None or src_dt.name not in LAYOUT_TYPES:
+    if impl is None:
         return None
     threads = torch.get_num_threads
     fallback = _torch_quantize if quantize else _torch_dequantize

@@ -18,9 +18,9 @@ from vinerun.ir.node import Node
 from vinerun.ops.einsum import parse_equation
 from vinerun.ops.reduction import normalize_axes
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, data_address, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import Softmax
-from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, dense_value, element_layout, layout_of_value
+from vinerun.plugins.cpu.kernels._native import OutputLayout, dense_value, element_layout, single_primitive_kernel
 from vinerun.plugins.cpu.kernels._torch import float_inputs, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.reduce_dnnl import dnnl_reduce_kernel
 
@@ -91,6 +91,10 @@ def reduction(node: Node) -> Kernel | None:
     return dnnl_reduce_kernel(node, kernel, fixed)
 
 
+#: input layouts a Softmax makes primitives for
+SOFTMAX_LAYOUTS = 4
+
+
 @cpu_kernel("Softmax", "LogSoftmax")
 def softmax(node: Node) -> Kernel | None:
     if not float_inputs(node, 0):
@@ -117,24 +121,12 @@ def dnnl_softmax_kernel(node: Node, fallback: Kernel) -> Kernel | None:
     dims = tuple(int(d) for d in shape.to_shape())
     if not dims or 0 in dims:
         return None
-    value = dense_value(dims, dtype)
-    op = Softmax(lib, element_layout(value), element_layout(value), node.axis % len(dims))
-    if optimized_impl(op, torch.get_num_threads()) is None:
-        return None
-    threads = torch.get_num_threads
-
-    def run(inputs: list) -> list:
-        x = inputs[0]
-        if layout_of_value(x) != value:
-            return fallback.fn(inputs)
-        y = np.empty(dims, dtype)
-        op(threads(), data_address(x), data_address(y))
-        return [y]
-
-    kernel = Kernel(run, "onednn_softmax")
-    step = NativeStep(op, lambda t: t, [Buffer(False, 0, value), Buffer(True, 0, value)])
-    kernel.native = lambda layouts: step if layouts[0] in (None, value) else None
-    return kernel
+    out = dense_value(dims, dtype)
+    axis = node.axis % len(dims)
+    kernel = single_primitive_kernel(node, dims, OutputLayout(out, False),
+                                     lambda x: Softmax(lib, element_layout(x), element_layout(out), axis),
+                                     fallback.fn, "onednn_softmax", SOFTMAX_LAYOUTS)
+    return kernel if kernel.native is not None and kernel.native([None]) is not None else None
 
 
 @cpu_kernel("ArgMax", "ArgMin")
