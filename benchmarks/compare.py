@@ -2,8 +2,8 @@
 
 For each model (``model_zoo.MODELS``) and each contender (``contenders.available``):
 
-- compile: fresh Core (or session) + read + compile under the LATENCY hint, median of ``--compile-reps``
-  after one untimed warm-up, the contenders interleaved rep by rep;
+- compile: fresh Core (or session) + read + compile under the LATENCY hint + the first inference, median of
+  ``--compile-reps`` after one untimed warm-up, the contenders interleaved rep by rep;
 - latency: one request, ``infer`` in a loop, LATENCY hint (1 stream); the median over ``--rounds``
   turns of each turn's median call time (turns of ``--seconds`` each, the contenders interleaved
   turn by turn, so a busy moment of the shared machine hits every contender alike); the JSON also
@@ -82,6 +82,7 @@ class Row:
     rss_growth_mb: float | None = None
     max_abs_diff: float | None = None
     reference: str | None = None  # what max_abs_diff compares with
+    relative_diff: float | None = None  # the largest of each output's max |diff| / max |reference output|
     error: str | None = None
     int8: bool = False  # a row of a quantized model (int8_models.py): the int8 table
     output_steps: float | None = None  # int8 rows: max_abs_diff in quantization steps of the output
@@ -100,9 +101,9 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {telling}"[:160].replace("|", "/")
 
 
-def compile_times(contenders: list[Contender], path: str, reps: int) -> dict[str, float | Exception]:
-    """Median seconds of read + compile (LATENCY hint) per contender, each from a fresh Core/session; one
-    untimed warm-up compile each first (a process's first compile also pays lazy imports and, on a VM, memory
+def compile_times(contenders: list[Contender], path: str, reps: int, feed: Feed) -> dict[str, float | Exception]:
+    """Median seconds of read + compile (LATENCY hint) + the first inference per contender, each from a fresh
+    Core/session; one untimed warm-up first (a process's first compile also pays lazy imports and, on a VM, memory
     the guest never touched), then the contenders interleaved rep by rep. A contender that fails gets its
     exception."""
     times: dict[str, list[float]] = {c.name: [] for c in contenders}
@@ -113,7 +114,7 @@ def compile_times(contenders: list[Contender], path: str, reps: int) -> dict[str
                 continue
             t0 = time.perf_counter()
             try:
-                c.compile(path, "LATENCY")
+                c.sync(c.compile(path, "LATENCY"))(dict(feed))
             except Exception as exc:  # noqa: BLE001 - reported in the table
                 failed[c.name] = exc
                 continue
@@ -122,23 +123,41 @@ def compile_times(contenders: list[Contender], path: str, reps: int) -> dict[str
     return {name: failed.get(name) or statistics.median(t) for name, t in times.items()}
 
 
-def latency_turn(run: Any, feed: Feed, feedback: dict[int, str], seconds: float) -> list[float]:
+def latency_turn(run: Any, feed: Feed, feedback: dict[int, str], seconds: float, cycle: int = 0) -> list[float]:
     """Calls ``run`` for ``seconds`` (at least once); returns each call's seconds. With ``feedback``,
-    the named outputs are copied into the next call's inputs (one step of a stateful model per call)."""
-    feed, times = dict(feed), []
+    the named outputs are copied into the next call's inputs (one step of a stateful model per call);
+    with ``cycle``, every ``cycle`` calls the next call starts again from ``feed`` (a KV cache stays bounded)."""
+    first, feed, times = feed, dict(feed), []
     end = time.perf_counter() + seconds
     while not times or time.perf_counter() < end:
         t0 = time.perf_counter()
         outputs = run(feed)
         times.append(time.perf_counter() - t0)
+        if cycle and len(times) % cycle == 0:
+            feed = dict(first)
+            continue
         for index, name in feedback.items():
             feed[name] = np.array(outputs[index], copy=True)
     return times
 
 
 def max_abs_diff(outputs: list[np.ndarray], reference: list[np.ndarray]) -> float:
-    return max(float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
-               for a, b in zip(outputs, reference, strict=True))
+    """The largest |difference| over all outputs (infinite where an output's shape differs)."""
+    return max(_output_diff(a, b)[0] for a, b in zip(outputs, reference, strict=True))
+
+
+def relative_diff(outputs: list[np.ndarray], reference: list[np.ndarray]) -> float:
+    """The largest over the outputs of max |difference| / max |reference output| (each output on its own scale)."""
+    return max(diff / max(scale, 1e-12) for diff, scale in map(_output_diff, outputs, reference))
+
+
+def _output_diff(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        return float("inf"), 1.0
+    if a.size == 0:
+        return 0.0, 0.0
+    return float(np.max(np.abs(a - b))), float(np.max(np.abs(b)))
 
 
 def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], seconds: float, rounds: int,
@@ -148,7 +167,7 @@ def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], secon
     rows = {c.name: Row(spec.name, c.name, int8=isinstance(spec, Int8Spec)) for c in contenders}
     sync, tput, outputs = {}, {}, {}
     log(f"{spec.name}: compile x{compile_reps} (+1 warm-up), contenders interleaved")
-    compiled = compile_times(contenders, path, compile_reps)
+    compiled = compile_times(contenders, path, compile_reps, feed)
     for c in contenders:
         row = rows[c.name]
         try:
@@ -166,6 +185,7 @@ def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], secon
     reference = next((name for name in REFERENCES if name in outputs), None)
     for name, out in outputs.items():
         rows[name].max_abs_diff = None if reference is None else max_abs_diff(out, outputs[reference])
+        rows[name].relative_diff = None if reference is None else relative_diff(out, outputs[reference])
         rows[name].reference = reference
     if isinstance(spec, Int8Spec) and reference is not None:
         log(f"{spec.name}: accuracy over {len(spec.samples())} held-out inputs vs {reference}")
@@ -176,7 +196,7 @@ def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], secon
     for r in range(rounds):
         for name in tput:
             time.sleep(settle)
-            turn = latency_turn(sync[name], feed, spec.feedback, seconds)
+            turn = latency_turn(sync[name], feed, spec.feedback, seconds, spec.cycle)
             lat[name] += turn
             rows[name].latency_turns_ms.append(1e3 * statistics.median(turn))
         for name, run in tput.items():
@@ -259,7 +279,7 @@ def table(rows: list[Row]) -> str:
     rows = [r for r in rows if not r.int8]
     if not rows:
         return int8_table(int8)
-    lines = ["| model | runtime | compile ms | latency ms (median) | FPS (THROUGHPUT) | peak RSS MB (growth) "
+    lines = ["| model | runtime | compile + 1st ms | latency ms (median) | FPS (THROUGHPUT) | peak RSS MB (growth) "
              "| max abs diff vs openvino f32 |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.error:
@@ -313,6 +333,84 @@ def int8_table(rows: list[Row]) -> str:
     return "\n".join(lines + ratio_lines(rows, INT8_PAIRS))
 
 
+#: f32 agreement: max |vinerun - openvino f32| within this fraction of the reference output's largest magnitude
+#: (accumulation order and fused kernels differ; measured at most ~1e-5 on the zoo's convolutional models)
+F32_TOLERANCE = 1e-3
+#: bf16 agreement with openvino f32 (docs/properties.md, ``vinerun.plugins.cpu.precision.BF16_TOLERANCE``)
+BF16_TOLERANCE = 2 ** -5
+ZOO_BEGIN, ZOO_END = "<!-- zoo:begin (compare.py --readme writes this part) -->", "<!-- zoo:end -->"
+
+
+def _geomean(values: list[float]) -> float | None:
+    return float(np.exp(np.mean(np.log(values)))) if values else None
+
+
+def zoo_summary(rows: list[Row]) -> str:
+    """Issue 17's table: per model, vinerun / openvino for f32 and bf16 latency, THROUGHPUT FPS and compile (read +
+    compile + first inference is compile here plus one call), and whether outputs agree with openvino f32 (f32
+    within ``F32_TOLERANCE``, bf16 within ``BF16_TOLERANCE`` of the reference's largest magnitude); then the
+    geometric means and the worst model of each column."""
+    index = {(r.model, r.contender): r for r in rows if not r.int8}
+    columns = {"f32 latency": ("latency_ms", "f32", False), "bf16 latency": ("latency_ms", "bf16", False),
+               "f32 FPS": ("fps", "f32", True), "bf16 FPS": ("fps", "bf16", True),
+               "compile": ("compile_ms", "f32", False)}
+    ratios: dict[str, dict[str, float]] = {c: {} for c in columns}
+    lines = ["| model | " + " | ".join(columns) + " | agrees with openvino f32 (f32, bf16) |",
+             "|---" * (len(columns) + 2) + "|"]
+    for model in dict.fromkeys(m for m, _ in index):
+        cells = []
+        for column, (attr, precision, _) in columns.items():
+            a, b = index.get((model, f"vinerun {precision}")), index.get((model, f"openvino {precision}"))
+            value = None if a is None or b is None else _ratio_value(getattr(a, attr), getattr(b, attr))
+            if value is not None:
+                ratios[column][model] = value
+            cells.append("—" if value is None else f"{value:.2f}")
+        lines.append(f"| {model} | " + " | ".join(cells) + f" | {_agreement(index, model)} |")
+    lines.append("| **geometric mean** | " + " | ".join(_fmt(_geomean(list(r.values())), ".2f")
+                                                       for r in ratios.values()) + " | |")
+    worst = []
+    for column, (_, _, higher_better) in columns.items():
+        if ratios[column]:
+            pick = (min if higher_better else max)(ratios[column].items(), key=lambda kv: kv[1])
+            worst.append(f"{pick[1]:.2f} ({pick[0]})")
+        else:
+            worst.append("—")
+    lines.append("| **worst** | " + " | ".join(worst) + " | |")
+    return "\n".join(lines)
+
+
+def _ratio_value(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def _agreement(index: dict[tuple[str, str], Row], model: str) -> str:
+    """"yes"/"NO" per precision, with the largest difference as a fraction of the reference's magnitude."""
+    cells = []
+    for precision, tolerance in (("f32", F32_TOLERANCE), ("bf16", BF16_TOLERANCE)):
+        row = index.get((model, f"vinerun {precision}"))
+        if row is None or row.relative_diff is None or row.reference != "openvino f32":
+            cells.append("—" if row is None or row.error is None else "failed")
+            continue
+        share = row.relative_diff
+        cells.append(f"{'yes' if share <= tolerance else 'NO'} ({share:.1e})")
+    return ", ".join(cells)
+
+
+def write_readme_section(text: str, readme: str) -> None:
+    """Replaces the part of ``readme`` between ``ZOO_BEGIN`` and ``ZOO_END`` with ``text`` (appends both markers
+    and the text when the file has none)."""
+    with open(readme) as f:
+        content = f.read()
+    block = f"{ZOO_BEGIN}\n{text}\n{ZOO_END}"
+    if ZOO_BEGIN in content and ZOO_END in content:
+        head, rest = content.split(ZOO_BEGIN, 1)
+        content = head + block + rest.split(ZOO_END, 1)[1]
+    else:
+        content = content.rstrip("\n") + "\n\n" + block + "\n"
+    with open(readme, "w") as f:
+        f.write(content)
+
+
 def machine() -> dict[str, Any]:
     """Date, load average, cores and bf16 support: what a reader needs to weigh the figures."""
     with open("/proc/loadavg") as f:
@@ -348,6 +446,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "vinerun-bench"),
                    help="where built model files are written (and reused)")
     p.add_argument("--json", help="also write every figure to this JSON file")
+    p.add_argument("--readme", nargs="?", const=os.path.join(os.path.dirname(os.path.abspath(__file__)), "README.md"),
+                   help="write the zoo summary (ratios, geometric means, worst models) and the full table into this "
+                        "Markdown file between its zoo markers (default: benchmarks/README.md)")
     p.add_argument("--quick", action="store_true", help="smoke test: 1 round of 0.1 s turns, 1 compile, no memory")
     p.add_argument("--memory-child", nargs=3, metavar=("CONTENDER", "INPUTS_NPZ", "PATH"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -383,7 +484,17 @@ def main(argv: list[str] | None = None) -> int:
           f"{info['loadavg_after']} after; {args.rounds} rounds of {args.seconds} s turns per contender")
     if not bf16:
         print("bf16: not measured, the CPU has no native bf16 (neither AVX512-BF16 nor AMX)")
-    print(table(rows))
+    full = table(rows)
+    print(full)
+    summary = zoo_summary(rows)
+    print("\n" + summary)
+    if args.readme:
+        header = (f"{info['date']}, {info['cores']} cores, openvino {info['versions']['openvino']}, onnxruntime "
+                  f"{info['versions']['onnxruntime']}, load average {info['loadavg']} before and "
+                  f"{info['loadavg_after']} after; {args.rounds} rounds of {args.seconds} s turns. vinerun / openvino "
+                  "(latency and compile: lower is better; FPS: higher is better):")
+        write_readme_section(f"{header}\n\n{summary}\n\nEvery figure:\n\n{full}", args.readme)
+        log(f"wrote the zoo tables into {args.readme}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": info, "args": {k: v for k, v in vars(args).items() if k != "memory_child"},

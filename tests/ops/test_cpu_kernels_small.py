@@ -358,3 +358,23 @@ def test_transposed_convolution_on_channels_last_data(source, attrs, grouped):
         node = ConvolutionBackpropData(data, Constant(rand([4, 5, 3, 3])), **geometry)
     steps = compile_and_check([Relu(node)], [x], [rand([1, 4, 7, 6])], rtol=1e-4, atol=1e-4)
     assert exec_types(steps)[node.type_name] == "aten_conv_transpose2d"
+
+
+@pytest.mark.parametrize(("kind", "window"), [
+    ("max", {"kernel": [508], "strides": [1], "pads_begin": [0], "pads_end": [0]}),  # a global pool over a sequence
+    ("avg", {"kernel": [508], "strides": [1], "pads_begin": [0], "pads_end": [0]}),
+    ("max", {"kernel": [3], "strides": [2], "pads_begin": [1], "pads_end": [1]}),
+    ("avg", {"kernel": [4], "strides": [2], "pads_begin": [0], "pads_end": [1]}),
+])
+def test_one_dimensional_global_pooling_is_a_reduction(kind, window):
+    # ATen's max_pool1d over a 508-wide window took 400 us for [1, 512, 508]; amax takes ~20
+    from vinerun.ops.pooling import MaxPool
+
+    x = Parameter(Type.f32, [1, 16, 512])
+    y = Relu(Convolution(x, Constant(rand([32, 16, 5])), strides=[1], dilations=[1], pads_begin=[0], pads_end=[0]))
+    pooled = (MaxPool(y, dilations=[1], **window) if kind == "max"
+              else AvgPool(y, exclude_pad=True, **window))
+    steps = compile_and_check([pooled.output(0)], [x], [rand([1, 16, 512])], rtol=1e-4, atol=1e-4)
+    is_global = window["kernel"] == [508]
+    expected = f"aten_global_{kind}_pool" if is_global else f"aten_{kind}_pool1d"
+    assert exec_types(steps)[pooled.type_name] == expected

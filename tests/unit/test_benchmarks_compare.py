@@ -75,3 +75,38 @@ def test_memory_child_reports_rss_growth(tiny: ModelSpec) -> None:
     peak, growth = compare.memory_in_child("vinerun f32", tiny.inputs(), tiny.build(""))
     assert peak is not None and growth is not None
     assert 0 < growth < peak  # compiling allocates; the interpreter and imports came first
+
+
+def _row(model: str, contender: str, latency: float, fps: float, relative: float = 0.0) -> compare.Row:
+    return compare.Row(model, contender, compile_ms=100.0, latency_ms=latency, fps=fps, max_abs_diff=relative,
+                       reference="openvino f32", relative_diff=relative)
+
+
+def test_zoo_summary_gives_ratios_geometric_means_worst_and_agreement() -> None:
+    rows = [_row("a", "vinerun f32", 2.0, 50.0, 1e-6), _row("a", "openvino f32", 1.0, 100.0),
+            _row("b", "vinerun f32", 1.0, 100.0, 0.5), _row("b", "openvino f32", 2.0, 100.0)]
+    text = compare.zoo_summary(rows)
+    a_line = next(line for line in text.splitlines() if line.startswith("| a |"))
+    assert "| 2.00 | — | 0.50 |" in a_line and "yes (1.0e-06)" in a_line
+    assert "NO (5.0e-01)" in text  # b's f32 output is off by half its range
+    geomean = next(line for line in text.splitlines() if "geometric mean" in line)
+    assert "| 1.00 |" in geomean  # sqrt(2.0 * 0.5)
+    worst = next(line for line in text.splitlines() if "worst" in line)
+    assert "2.00 (a)" in worst and "0.50 (a)" in worst  # latency: highest; FPS: lowest
+
+
+def test_readme_section_is_replaced_between_the_markers(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("# Benchmarks\n\nintro\n")
+    compare.write_readme_section("first", str(readme))
+    compare.write_readme_section("second", str(readme))
+    text = readme.read_text()
+    assert text.startswith("# Benchmarks\n\nintro\n") and "second" in text and "first" not in text
+    assert text.count(compare.ZOO_BEGIN) == text.count(compare.ZOO_END) == 1
+
+
+def test_relative_diff_scales_each_output_and_flags_shape_changes() -> None:
+    ref = [np.array([10.0, -20.0]), np.array([0.1])]
+    assert compare.relative_diff([np.array([10.0, -19.0]), np.array([0.1])], ref) == pytest.approx(0.05)
+    assert compare.relative_diff([np.array([10.0, -20.0]), np.array([0.2])], ref) == pytest.approx(1.0)
+    assert compare.relative_diff([np.array([10.0]), np.array([0.1])], ref) == float("inf")

@@ -1,16 +1,26 @@
-"""No-op nodes out of the graph: a ``Convert`` to the element type its input already has.
+"""No-op nodes out of the graph: a ``Convert`` to the element type its input already has, a ``Slice`` that keeps
+every element, and a ``Squeeze`` that removes exactly the axes the ``Unsqueeze`` before it added.
 
 Exporters write casts that do nothing once the model runs in one precision (transformers' eager attention casts
 the softmax to the value's type, ``attn_weights.to(value.dtype)``). The CPU runs such a Convert as a view, but
 in the graph it still stands between the ops a fusion matches (a Softmax and its MatMul). Its readers are
 given its input instead; its tensor names move to that input.
+
+Converters from other frameworks write the other two: TensorFlow's ``strided_slice`` over a whole tensor becomes
+a Slice from 0 to ``INT_MAX`` on every axis, and a convolution written as 2-D over a width of 1 is followed by
+a Squeeze of that axis (magika's ``Conv -> Slice(all) -> Squeeze -> Add(bias) -> GELU``; once the convolution is
+1-D, :mod:`.conv_squeeze` puts an Unsqueeze before that Squeeze). Removed, the bias and the activation reach
+the convolution's fusion.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from vinerun.ir.core_ops import Parameter
 from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
+from vinerun.ir.node import Node, Output
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
 
 
@@ -27,11 +37,76 @@ class IdentityConvertElimination(InPlacePass):
             if node.type_name != "Convert" or not node.output(0).get_target_inputs():
                 continue
             source = node.input_value(0)
-            if source.element_type != node.get_output_element_type(0) or not source.element_type.is_static():
+            if source.element_type == node.get_output_element_type(0) and source.element_type.is_static():
+                modified |= _bypass(node)
+        return PassResult(model, modified)
+
+
+def _bypass(node: Node, source: Output | None = None) -> bool:
+    """Give ``node``'s readers ``source`` (default: its input 0; the node is a no-op), unless that would merge a
+    model input's name with a named tensor's; returns whether it did."""
+    source = node.input_value(0) if source is None else source
+    if isinstance(source.node, Parameter) and node.output(0).get_names():
+        return False
+    replace_output_update_name(node.output(0), source)
+    node.detach()
+    return True
+
+
+def slice_keeps_everything(node: Node) -> bool:
+    """Whether ``node`` is a Slice (opset8) with constant inputs that selects every element: step 1, start 0 and a
+    stop at or past each sliced axis's end (a static size, or ``2**31 - 1`` and more where it is dynamic)."""
+    if node.type_name != "Slice" or node.get_input_size() < 4:
+        return False
+    values = [node.const_input(i) for i in range(1, node.get_input_size())]
+    shape = node.get_input_partial_shape(0)
+    if any(v is None for v in values) or shape.rank.is_dynamic:
+        return False
+    start, stop, step = (np.asarray(v, np.int64).reshape(-1) for v in values[:3])
+    rank = shape.rank.get_length()
+    axes = np.asarray(values[3], np.int64).reshape(-1) % rank if len(values) > 3 else np.arange(len(start))
+    for axis, b, e, st in zip(axes, start, stop, step, strict=True):
+        dim = shape[int(axis)]
+        end = dim.get_length() if dim.is_static else 2**31 - 1
+        if st != 1 or b != 0 or e < end:
+            return False
+    return True
+
+
+def squeeze_undoes_unsqueeze(node: Node) -> bool:
+    """Whether ``node`` is a Squeeze of exactly the constant axes the Unsqueeze it reads added (and nothing else
+    reads that Unsqueeze)."""
+    if node.type_name != "Squeeze" or node.get_input_size() != 2:
+        return False
+    before = node.input_value(0).node
+    if before.type_name != "Unsqueeze" or len(before.output(0).get_target_inputs()) != 1:
+        return False
+    rank = node.get_input_partial_shape(0).rank
+    squeezed, added = node.const_input(1), before.const_input(1)
+    if squeezed is None or added is None or rank.is_dynamic:
+        return False
+    r = rank.get_length()
+    return sorted(int(a) % r for a in np.asarray(squeezed).reshape(-1)) == sorted(
+        int(a) % r for a in np.asarray(added).reshape(-1))
+
+
+class IdentityShapeElimination(InPlacePass):
+    """Remove each Slice that keeps every element, and each Squeeze / Unsqueeze pair that gives back its input.
+
+    >>> IdentityShapeElimination()(model).modified
+    True
+    """
+
+    def call(self, model: Model) -> PassResult:
+        modified = False
+        for node in model.get_ordered_ops():
+            if not node.output(0).get_target_inputs():
                 continue
-            if isinstance(source.node, Parameter) and node.output(0).get_names():
-                continue  # keep a model input's and a named tensor's names apart
-            replace_output_update_name(node.output(0), source)
-            node.detach()
-            modified = True
+            if slice_keeps_everything(node):
+                modified |= _bypass(node)
+            elif squeeze_undoes_unsqueeze(node):
+                unsqueeze = node.input_value(0).node
+                if _bypass(node, unsqueeze.input_value(0)):
+                    unsqueeze.detach()  # the Squeeze was its only reader
+                    modified = True
         return PassResult(model, modified)

@@ -40,8 +40,8 @@ def compile_plan(model: Model, precision: Any, winograd: bool = True, dq_group: 
     compress_weight_ops(model, dq_group)  # int8 / int4 weight-only MatMuls and Gathers keep their weights packed
     fold_decompression(model)
     rewrite_patterns(model)
+    GeluFusion()(model)  # before the convolution's fusion, which takes a Gelu as a post-op
     conv_fusion()(model)
-    GeluFusion()(model)
     attention_fusion()(model)
     matmul_fusion()(model)
     layer_norm_fusion()(model)

@@ -27,14 +27,14 @@ from vinerun.plugins.cpu.segment_planner import plan_segments
 
 def rewrite_patterns(model: Model) -> None:
     """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: Converts that do nothing
-    out, a constant Pad into the
+    out, a Slice of everything and a Squeeze undoing an Unsqueeze, a constant Pad into the
     convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
     too) folded together and into the convolution before them, a 2-D convolution over a width of 1 into a 1-D
     one, a spatial ReduceMean into a global AvgPool,
     ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step LSTMSequence into LSTMCell."""
     from vinerun.transformations.conv_squeeze import ConvWidthOneTo1D
     from vinerun.transformations.hswish_fusion import HSwishFusion
-    from vinerun.transformations.identity_elimination import IdentityConvertElimination
+    from vinerun.transformations.identity_elimination import IdentityConvertElimination, IdentityShapeElimination
     from vinerun.transformations.linear_folding import LinearFolding
     from vinerun.transformations.lstm_cell_fusion import LSTMCellFusion
     from vinerun.transformations.pad_fusion import PadFusion
@@ -43,10 +43,12 @@ def rewrite_patterns(model: Model) -> None:
     from vinerun.transformations.swish_fusion import SwishFusion
 
     IdentityConvertElimination()(model)
+    IdentityShapeElimination()(model)
     PadFusion()(model)
     HSwishFusion()(model)
     LinearFolding()(model)
     ConvWidthOneTo1D()(model)
+    IdentityShapeElimination()(model)  # the Unsqueeze ConvWidthOneTo1D leaves before a converter's Squeeze
     ReduceMeanToPool()(model)
     SwishFusion()(model)
     LSTMCellFusion()(model)
@@ -62,8 +64,8 @@ def compile_passes(model: Model) -> None:
 
     common_cleanup()(model)
     rewrite_patterns(model)
-    conv_fusion()(model)
     GeluFusion()(model)
+    conv_fusion()(model)
     matmul_fusion()(model)
 
 

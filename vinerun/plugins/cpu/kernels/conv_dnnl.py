@@ -56,6 +56,11 @@ def eltwise(node: Node, beta: np.ndarray | None) -> tuple[str, int, float, float
         return ("eltwise", ELTWISE["swish"], 1.0 if beta is None else float(np.asarray(beta).reshape(())), 0.0)
     if t == "Elu":
         return ("eltwise", ELTWISE["elu"], float(node.alpha), 0.0)  # type: ignore[attr-defined]
+    if t == "Gelu":
+        tanh = node.approximation_mode.upper() == "TANH"  # type: ignore[attr-defined]
+        return ("eltwise", ELTWISE["gelu_tanh" if tanh else "gelu_erf"], 0.0, 0.0)
+    if t == "Mish":
+        return ("eltwise", ELTWISE["mish"], 0.0, 0.0)
     return None
 
 
