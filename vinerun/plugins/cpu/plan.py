@@ -27,8 +27,8 @@ from vinerun.plugins.cpu.segment_planner import plan_segments
 
 def rewrite_patterns(model: Model) -> None:
     """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: Converts that do nothing
-    out, a Slice of everything and a Squeeze undoing an Unsqueeze, a constant Pad into the
-    convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
+    out, a Slice of everything and a Squeeze undoing an Unsqueeze, a one-hot MatMul into a Gather, a constant Pad
+    into the convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
     too) folded together and into the convolution before them, a 2-D convolution over a width of 1 into a 1-D
     one, a spatial ReduceMean into a global AvgPool,
     ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step LSTMSequence into LSTMCell."""
@@ -37,6 +37,7 @@ def rewrite_patterns(model: Model) -> None:
     from vinerun.transformations.identity_elimination import IdentityConvertElimination, IdentityShapeElimination
     from vinerun.transformations.linear_folding import LinearFolding
     from vinerun.transformations.lstm_cell_fusion import LSTMCellFusion
+    from vinerun.transformations.one_hot_matmul import OneHotMatMulToGather
     from vinerun.transformations.pad_fusion import PadFusion
     from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
     from vinerun.transformations.sequence_to_cell import LSTMSequenceToCell
@@ -44,6 +45,7 @@ def rewrite_patterns(model: Model) -> None:
 
     IdentityConvertElimination()(model)
     IdentityShapeElimination()(model)
+    OneHotMatMulToGather()(model)
     PadFusion()(model)
     HSwishFusion()(model)
     LinearFolding()(model)
