@@ -53,6 +53,7 @@ class ModelSpec:
     inputs: Callable[[], dict[str, np.ndarray]]
     feedback: dict[int, str] = field(default_factory=dict)
     bf16: bool = True  # whether a bf16 column makes sense for it
+    cycle: int = 0  # with feedback: the latency loop restarts from inputs() every `cycle` calls (a growing KV cache)
 
 
 def mobilenet_v2_onnx(batch: int = 1, image: int = 224, num_classes: int = 1000, seed: int = 0,
