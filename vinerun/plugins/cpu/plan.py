@@ -23,6 +23,7 @@ from vinerun.plugins.cpu.kernels import Kernel, select_kernel
 from vinerun.plugins.cpu.native_segment import Segment, SegmentError
 from vinerun.plugins.cpu.native_segment import enabled as native_enabled
 from vinerun.plugins.cpu.segment_planner import plan_segments
+from vinerun.plugins.cpu.shape_memo import ShapeGroup, memoize_shape_steps
 
 
 def rewrite_patterns(model: Model) -> None:
@@ -130,8 +131,11 @@ class Plan:
         for s, v in self.constants.items():
             self._constant_values[s] = v
         # steps, or native segments of several (see native_segment)
-        self.items: list[Step | Segment] = (plan_segments(self.steps, set(self.output_slots), self.constants)
-                                            if native_enabled() else list(self.steps))
+        items: list[Step | Segment] = (plan_segments(self.steps, set(self.output_slots), self.constants)
+                                       if native_enabled() else list(self.steps))
+        # shape arithmetic left to the run (dynamic shapes) computed once per set of shapes (see shape_memo)
+        self.items: list[Step | Segment | ShapeGroup] = memoize_shape_steps(items, self.constants,
+                                                                            set(self.output_slots))
         # (kernel fn, input slots (-1: the last slot, always None), output slots, the single output or -1, frees)
         self._fast = [(item.kernel.fn if isinstance(item, Step) else item, tuple(item.ins), item.outs,
                        item.outs[0] if len(item.outs) == 1 else -1, tuple(item.free)) for item in self.items]

@@ -61,7 +61,7 @@ def _static(node: Node, i: int) -> tuple[int, ...]:
 def reshape(node: Node) -> Kernel | None:
     pattern = _ints(node, 1)
     if pattern is None:
-        return None
+        return _runtime_reshape(node)
     zeros = [i for i, d in enumerate(pattern) if d == 0] if node.special_zero else []
     if pattern.count(-1) > 1 or any(d < -1 for d in pattern):
         return None
@@ -82,6 +82,27 @@ def reshape(node: Node) -> Kernel | None:
             return reference(inputs)  # the reference's error names the shapes
 
     return _with_native(node, Kernel(run, "view_reshape"))
+
+
+def _runtime_reshape(node: Node) -> Kernel:
+    """A Reshape whose target comes at run time (a dynamic model's shape arithmetic): a view all the same."""
+    special_zero, reference = bool(node.special_zero), node.evaluate
+
+    def run(inputs: list) -> list:
+        x, pattern = inputs
+        shape = [int(d) for d in np.asarray(pattern).reshape(-1)]
+        if special_zero and 0 in shape:
+            if len(shape) > x.ndim and any(d == 0 for d in shape[x.ndim:]):
+                return reference(inputs)
+            shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+        if shape.count(-1) > 1 or any(d < -1 for d in shape):
+            return reference(inputs)  # its error names the pattern
+        try:
+            return [x.reshape(shape)]
+        except ValueError:
+            return reference(inputs)
+
+    return Kernel(run, "view_reshape")
 
 
 @cpu_kernel("Unsqueeze")
