@@ -22,11 +22,11 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
 from models import save_resnet50
+from zoo_spec import ModelSpec
 
 from vinerun.models._common import OnnxGraph, he, rng, small
 from vinerun.models.transformer import TransformerConfig, transformer_onnx
@@ -35,25 +35,6 @@ from vinerun.models.transformer import TransformerConfig, transformer_onnx
 MOBILENET_STAGES = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
                     (6, 160, 3, 2), (6, 320, 1, 1))
 BERT = TransformerConfig(batch=1, seq=128, d_model=384, heads=12, d_ff=1536, layers=6, seed=0)
-
-
-@dataclass
-class ModelSpec:
-    """A benchmark model: ``build(folder)`` writes (or finds) the ONNX file and returns its path;
-    ``inputs()`` gives the same feed to every runtime; ``feedback`` maps an output index to the input
-    it is fed back into on the next call (a stateful model, one step per call).
-
-    >>> spec = ModelSpec("tiny", lambda folder: "tiny.onnx", lambda: {"x": np.zeros(1, np.float32)})
-    >>> spec.feedback
-    {}
-    """
-
-    name: str
-    build: Callable[[str], str]
-    inputs: Callable[[], dict[str, np.ndarray]]
-    feedback: dict[int, str] = field(default_factory=dict)
-    bf16: bool = True  # whether a bf16 column makes sense for it
-    cycle: int = 0  # with feedback: the latency loop restarts from inputs() every `cycle` calls (a growing KV cache)
 
 
 def mobilenet_v2_onnx(batch: int = 1, image: int = 224, num_classes: int = 1000, seed: int = 0,
@@ -159,6 +140,9 @@ def hf_bert_file(attention: str, ir: bool = False) -> Callable[[str], str]:
 def _export_hf(path: str, attention: str, gpt2: bool = False) -> None:
     try:
         import torch
+        from zoo_vision import importable_torchvision
+
+        importable_torchvision()  # transformers imports torchvision where it is installed
         import transformers
     except ImportError as exc:
         raise RuntimeError("bert-hf / gpt2-hf: install the PyPI package 'transformers' (the model is built from "
@@ -273,3 +257,10 @@ MODELS: dict[str, ModelSpec] = {
     "silero-vad-if": ModelSpec("silero-vad-if", silero_vad_file("silero_vad.onnx"), silero_inputs,
                                feedback={1: "state"}, bf16=False),
 }
+
+# the zoo's other families, each in its own module (see zoo_vision.py, zoo_text_audio.py)
+from zoo_text_audio import TEXT_AUDIO_MODELS  # noqa: E402
+from zoo_vision import VISION_MODELS  # noqa: E402
+
+MODELS.update(VISION_MODELS)
+MODELS.update(TEXT_AUDIO_MODELS)

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from model_zoo import ModelSpec
+from zoo_spec import ModelSpec
 
 OPSET = 17
 GPT2_LAYERS, GPT2_HEADS, GPT2_WIDTH, GPT2_VOCAB = 4, 4, 256, 8000
@@ -60,6 +60,9 @@ def _torch() -> Any:
 
 def _transformers() -> Any:
     try:
+        from zoo_vision import importable_torchvision
+
+        importable_torchvision()  # transformers imports torchvision where it is installed
         import transformers
     except ImportError as exc:
         raise RuntimeError("install the PyPI package 'transformers' (the model is built from its config with "

@@ -49,7 +49,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
-from model_zoo import ModelSpec
+from zoo_spec import ModelSpec
 
 OPSET = 17
 _nms_library: Any = None  # the torch.library fragment that defines torchvision::nms where torchvision's _C cannot load
@@ -108,6 +108,13 @@ def torchvision_module() -> ModuleType:
     if _nms_library is not None:
         torchvision.extension._has_ops = _has_ops  # ops.nms asserts the C++ ops; ours stands in for it
     return torchvision
+
+
+def importable_torchvision() -> None:
+    """Where torchvision is installed, make its import work (:func:`torchvision_module`): ``transformers`` and
+    ``timm`` import it."""
+    if importlib.util.find_spec("torchvision") is not None:
+        torchvision_module()
 
 
 def _timm(name: str) -> Callable[[], Any]:
