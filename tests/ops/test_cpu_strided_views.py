@@ -23,6 +23,7 @@ from vinerun.ops.gather import Gather
 from vinerun.ops.matmul import MatMul
 from vinerun.ops.reshape import Squeeze, Unsqueeze
 from vinerun.ops.slicing import Slice
+from vinerun.ops.transpose import Transpose
 from vinerun.ops.unary_math import Sqrt
 from vinerun.plugins.cpu.kernels._dnnl import library
 from vinerun.plugins.cpu.native_segment import Segment
@@ -146,5 +147,41 @@ def test_a_convert_to_the_same_type_is_a_view(monkeypatch):
     plain = ov.Core().compile_model(Model([Convert(p, destination_type=Type.f32)], [p]), "CPU", F32)
     data = rand([3])
     out = plain.create_infer_request().infer([data])[0]
+    np.testing.assert_array_equal(out, data)
+    assert not np.shares_memory(out, data)
+
+
+def test_a_transpose_whose_result_is_its_input_in_memory_is_a_view():
+    """ConvNeXt's block: a channels-last convolution output permuted to NHWC, a MatMul over the channels, permuted
+    back to NCHW for a residual Add read channels-last: both Transposes are views (Python and segments)."""
+    from vinerun.plugins.cpu.kernels import select_kernel
+
+    x = Parameter(Type.f32, [1, 8, 6, 6])
+    geometry = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [1, 1], "pads_end": [1, 1]}
+    y = Convolution(x, Constant(rand([8, 8, 3, 3])), **geometry)
+    nhwc = Transpose(y, ints(0, 2, 3, 1))
+    z = Transpose(MatMul(nhwc, Constant(rand([8, 8]))), ints(0, 3, 1, 2))
+    out = Relu(Add(z, Relu(y)))
+    model = Model([out], [x])
+    data = rand([1, 8, 6, 6])
+    compiled = ov.Core().compile_model(model, "CPU", F32)
+    np.testing.assert_allclose(compiled.create_infer_request().infer([data])[0], run_reference(model, [data])[0],
+                               rtol=1e-4, atol=1e-4)
+    if library() is not None:
+        kernel = select_kernel(nhwc)
+        channels_last = np.ascontiguousarray(rand([1, 6, 6, 8])).transpose(0, 3, 1, 2)
+        assert np.shares_memory(kernel.fn([channels_last])[0], channels_last)  # no copy
+        plain = rand([1, 8, 6, 6])
+        assert not np.shares_memory(kernel.fn([plain])[0], plain)  # a real transposition copies
+        items = compiled._impl.plan.items
+        assert sum(isinstance(i, Segment) for i in items) == 1
+        assert not [i for i in items if not isinstance(i, Segment) and i.node.type_name in ("Transpose", "Add")]
+
+
+def test_a_transposed_view_of_a_model_input_is_copied_out():
+    x = Parameter(Type.f32, [1, 6, 6, 8])
+    model = Model([Transpose(x, ints(0, 1, 2, 3))], [x])
+    data = rand([1, 6, 6, 8])
+    out = ov.Core().compile_model(model, "CPU", F32).create_infer_request().infer([data])[0]
     np.testing.assert_array_equal(out, data)
     assert not np.shares_memory(out, data)

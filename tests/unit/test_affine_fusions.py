@@ -163,3 +163,22 @@ def test_a_convolution_over_a_width_of_one_runs_as_1d(group):
     padded_width = ov.Model([ops.convolution(x, f32(RNG.standard_normal((6, 4, 5, 1))), [1, 1], [2, 1], [2, 1],
                                              [1, 1])], [x])
     assert not ConvWidthOneTo1D()(padded_width).modified
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_a_layer_scale_after_a_matmul_and_its_bias_folds_into_the_weights(transpose_b):
+    """ConvNeXt's ``gamma * (x @ W + b)`` over the channels (last axis) of an NHWC tensor."""
+    w = RNG.standard_normal((7, 5) if transpose_b else (5, 7)).astype(np.float32)
+
+    def block(x):
+        y = ops.add(ops.matmul(x, f32(w), False, transpose_b), f32(RNG.standard_normal(7)))
+        return ops.multiply(y, f32(RNG.standard_normal(7) * 0.1))
+
+    m = check(model_of(block, shape=[1, 4, 6, 5]), LinearFolding)
+    assert types(m) == ["MatMul", "Add", "Relu"]
+
+
+def test_a_scale_along_another_axis_of_a_matmul_stays():
+    w = f32(RNG.standard_normal((5, 7)))
+    check(model_of(lambda x: ops.multiply(ops.matmul(x, w, False, False), f32(RNG.standard_normal((6, 1)))),
+                   shape=[1, 4, 6, 5]), LinearFolding, modified=False)

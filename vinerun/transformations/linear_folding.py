@@ -10,7 +10,13 @@ weights and the shifts into one bias that the convolution fusion takes as a post
   ``s = g / sqrt(v + eps)``;
 - ``(y + c1) * c2`` -> ``y * c2 + c1 * c2``; ``(y * c1) * c2`` -> ``y * (c1 * c2)``;
   ``(y + c1) + c2`` -> ``y + (c1 + c2)``;
-- ``Convolution(x, W) * c`` (constant ``W``, ``c`` a scalar or per output channel) -> ``Convolution(x, W * c)``.
+- ``Convolution(x, W) * c`` (constant ``W``, ``c`` a scalar or per output channel) -> ``Convolution(x, W * c)``;
+- ``MatMul(x, W) * c`` (constant 2-D ``W``, ``c`` a scalar or per output column) -> ``MatMul(x, W * c)``: a
+  transformer's layer scale (ConvNeXt's ``gamma * x`` after its MLP; with the bias before it, by the rule above);
+- ``Transpose(y) * c`` and ``Transpose(y) + c`` -> ``Transpose(y * c')``, ``Transpose(y + c')`` with ``c'`` the
+  constant's axes permuted back (ConvNeXt scales after permuting its NHWC MLP output back to NCHW), where ``y``
+  is a MatMul or convolution by constant weights (or one plus a constant bias), so that the rules above fold it
+  there (a scale on the queries of an attention stays where the attention's fusion looks for it).
 
 Only float values; ``c``, ``c1``, ``c2`` constants that do not broadcast ``y`` to a bigger shape, and every
 rewritten intermediate read by nothing else. Results agree with the unfused graph to float rounding (the
@@ -107,6 +113,10 @@ class LinearFolding(InPlacePass):
             return False
         if node.type_name == "Multiply" and inner.type_name in CONVOLUTIONS:
             return _scale_convolution(node, inner, c)
+        if node.type_name == "Multiply" and inner.type_name == "MatMul":
+            return _scale_matmul(node, inner, c)
+        if inner.type_name == "Transpose" and _folds_into(inner.input_value(0)):
+            return _before_transpose(node, inner, c)
         if inner.type_name not in ("Multiply", "Add") or not _float(inner):
             return False
         inner_found = _constant_operand(inner)
@@ -166,4 +176,54 @@ def _scale_convolution(mul: Node, conv: Node, c: np.ndarray) -> bool:
     replace_output_update_name(mul.output(0), new.output(0))
     mul.detach()
     conv.detach()
+    return True
+
+
+def _scale_matmul(mul: Node, matmul: Node, c: np.ndarray) -> bool:
+    w = matmul.const_input(1)
+    out = matmul.output(0)
+    if w is None or np.asarray(w).ndim != 2 or not np.issubdtype(np.asarray(w).dtype, np.floating):
+        return False
+    if matmul.transpose_a or not _keeps_shape(out, c):  # type: ignore[attr-defined]
+        return False
+    c = np.asarray(c)
+    columns = w.shape[0] if matmul.transpose_b else w.shape[1]  # type: ignore[attr-defined]
+    if any(d != 1 for d in c.shape[:-1]) or c.size not in (1, columns):
+        return False  # not one value per output column
+    scale = np.broadcast_to(c.reshape(-1), (columns,))
+    scaled = w * (scale[:, None] if matmul.transpose_b else scale[None, :])  # type: ignore[attr-defined]
+    new = matmul.clone_with_new_inputs([matmul.input_value(0), Constant(np.asarray(scaled, dtype=w.dtype)).output(0)])
+    new.set_friendly_name(mul.friendly_name)
+    replace_output_update_name(mul.output(0), new.output(0))
+    mul.detach()
+    matmul.detach()
+    return True
+
+
+def _folds_into(y: Output) -> bool:
+    """Whether a scale or shift of ``y`` folds into its producer: a MatMul or convolution by constant weights,
+    or one plus a constant."""
+    node = y.node
+    if node.type_name == "Add" and _constant_operand(node) is not None:
+        node = _constant_operand(node)[0].node  # type: ignore[index]
+    return (node.type_name == "MatMul" or node.type_name in CONVOLUTIONS) and node.const_input(1) is not None
+
+
+def _before_transpose(node: Node, transpose: Node, c: np.ndarray) -> bool:
+    """``Transpose(y) op c`` -> ``Transpose(y op c')`` (op Multiply or Add, ``c'``: ``c`` in ``y``'s axis order)."""
+    order = transpose.const_input(1)
+    y, out = transpose.input_value(0), transpose.output(0)
+    shape = out.partial_shape
+    if order is None or not shape.is_static or not _keeps_shape(out, c) or np.asarray(c).ndim > len(shape):
+        return False
+    rank = len(shape)
+    perm = [int(a) % rank for a in np.asarray(order).reshape(-1)] or list(reversed(range(rank)))
+    full = np.asarray(c).reshape((1,) * (rank - np.asarray(c).ndim) + np.asarray(c).shape)
+    moved = np.transpose(full, np.argsort(perm))
+    inner = (Multiply if node.type_name == "Multiply" else Add)(y, _const(moved, y), name=f"{node.friendly_name}/moved")
+    new = transpose.clone_with_new_inputs([inner.output(0), transpose.input_value(1)])
+    new.set_friendly_name(node.friendly_name)
+    replace_output_update_name(node.output(0), new.output(0))
+    node.detach()
+    transpose.detach()
     return True

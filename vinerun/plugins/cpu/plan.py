@@ -156,13 +156,14 @@ class Plan:
     def _aliasing_outputs(self) -> list[int]:
         """Positions of the outputs that a view kernel may have made from a model input or a constant.
 
-        View kernels (exec type ``view_*``) return NumPy views of their input 0; such an output is copied
-        so that the caller never gets memory it passed in, or a constant's.
+        View kernels (exec type ``view_*``, or ``may_view``) return NumPy views of their input 0; such an output is
+        copied so that the caller never gets memory it passed in, or a constant's.
         """
         aliased = set(self.input_slots) | set(self.constants)
         viewed: set[int] = set()
         for step in self.steps:
-            if step.kernel.exec_type.startswith("view_") and step.ins and step.ins[0] in aliased:
+            viewing = step.kernel.exec_type.startswith("view_") or getattr(step.kernel, "may_view", False)
+            if viewing and step.ins and step.ins[0] in aliased:
                 aliased.update(step.outs)
                 viewed.update(step.outs)
         return [i for i, s in enumerate(self.output_slots) if s in viewed]

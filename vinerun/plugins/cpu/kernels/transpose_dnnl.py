@@ -5,6 +5,12 @@ jit reorder does it several times faster than NumPy's strided copy on image-size
 NHWC: 29 us against 183 us, 1 thread), takes a channels-last input as it is (a convolution's output going to an
 NHWC model output is one pass) and, being one primitive, stays inside a native segment. A primitive is made
 per input layout a call brings (at most :data:`LAYOUTS`); others, and every other Transpose, run NumPy's copy.
+
+Where the input seen through the permuted strides is already C-contiguous (a channels-last convolution output
+permuted to NHWC, as ConvNeXt and Keras exports write ``x.permute(0, 2, 3, 1)``; an NHWC result permuted back
+to NCHW for the next convolution, which reads it channels-last), the transposition is a view: no copy, in
+Python and in a native segment. A channels-last result is a view only where every reader takes channels-last
+data (:func:`._layout.keeps_channels_last`).
 """
 
 from __future__ import annotations
@@ -15,12 +21,19 @@ from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._dnnl import LAYOUT_TYPES, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
+from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._native import (
+    Buffer,
+    NativeStep,
     OutputLayout,
     ValueLayout,
+    arriving_layout,
+    channels_last_value,
     dense_value,
     element_layout,
+    layout_of_value,
     single_primitive_kernel,
+    tidy,
 )
 
 #: input layouts a Transpose makes reorders for
@@ -52,6 +65,30 @@ def dnnl_transpose(node: Node) -> Kernel | None:
         strides = element_layout(x)[1]
         return Reorder(lib, (out, tuple(strides[a] for a in perm), dt), element_layout(out_value))
 
-    return single_primitive_kernel(node, shape, OutputLayout(out_value, False), transposition,
-                                   lambda inputs: [np.ascontiguousarray(np.transpose(inputs[0], perm))],
-                                   "onednn_transpose", LAYOUTS)
+    def permuted(x: ValueLayout) -> ValueLayout:
+        return out, tuple(x[1][a] for a in perm), dtype
+
+    kernel = single_primitive_kernel(node, shape, OutputLayout(out_value, False), transposition,
+                                     lambda inputs: [np.ascontiguousarray(np.transpose(inputs[0], perm))],
+                                     "onednn_transpose", LAYOUTS)
+    copy, copy_native = kernel.fn, kernel.native
+
+    # a 4-D result read only by kernels that take channels-last data may be a channels-last view
+    # (tidied, as readers expect it): dimensions of size 1 may have any stride
+    views = {tidy(lay): lay for lay in [out_value] + ([channels_last_value(out, dtype)] if keeps_channels_last(node)
+                                                      else [])}
+
+    def run(inputs: list) -> list:
+        view = np.transpose(inputs[0], perm)
+        return [view] if tidy(layout_of_value(view)) in views else copy(inputs)
+
+    def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
+        x = layouts[0] or arriving_layout(node, 0, shape, dtype)
+        seen = views.get(tidy(permuted(x)))
+        if seen is not None:  # the input's bytes are the output: a view
+            return NativeStep(None, lambda threads: None, [Buffer(False, 0, x), Buffer(True, 0, seen)])
+        return copy_native(layouts)
+
+    kernel.fn, kernel.native = run, native
+    kernel.may_view = True  # type: ignore[attr-defined]  # its output can be its input's memory (Plan.run copies)
+    return kernel
