@@ -42,7 +42,9 @@ def check(node: LSTMCell, weights: list, batch: int, inputs: int, hidden: int, f
     got = (fn or select_kernel(node).fn)(args)
     for g, w in zip(got, want, strict=True):
         assert g.shape == w.shape and g.dtype == np.float32
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=2e-6)
+        # oneDNN against the NumPy reference: up to ~4e-6 on some draws at 128 inputs (which draws a test
+        # gets depends on the tests before it in its pytest-xdist worker)
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=5e-6)
 
 
 @pytest.mark.skipif(library() is None, reason="needs the oneDNN binding (onednn-cpu-gomp)")

@@ -1,7 +1,8 @@
 """Imaging translators end to end: small ONNX models through the public API, onnxruntime as the oracle.
 
 Covers paths the ONNX backend suite leaves out: Resize-10/11/13 and Upsample, run-time scales and
-sizes, DFT with dft_length and a run-time negative axis, STFT with only a frame length, RoiAlign-10.
+sizes, DFT with dft_length and a run-time negative axis, STFT with only a frame length or a 2-D signal,
+RoiAlign-10.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import vinerun as ov
+from vinerun.errors import UnsupportedOpError
 
 ort = pytest.importorskip("onnxruntime")
 RNG = np.random.default_rng(7)
@@ -84,6 +86,31 @@ def test_stft_with_frame_length_only():
     got, want = _run_both(node, {"s": signal, "step": np.array(5, np.int64), "len": np.array(12, np.int64)}, 17)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("frame_length", [True, False])
+def test_stft_of_a_two_dimensional_signal(frame_length):
+    """torch's exporter gives STFT a real signal as [batch, length], without the trailing 1 (and a window, with
+    or without the frame length)."""
+    signal = RNG.standard_normal((2, 100)).astype(np.float32)
+    node = helper.make_node("STFT", ["s", "step", "w", "len" if frame_length else ""], ["y"])
+    inits = (_init("w", np.hanning(16).astype(np.float32)),) + ((_init("len", np.array(16, np.int64)),)
+                                                               if frame_length else ())
+    got, want = _run_both(node, {"s": signal, "step": np.array(7, np.int64)}, 17, inits=inits)
+    assert got.shape == want.shape == (2, 13, 9, 2)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape, message", [([2, 64, 2], "complex signals"), ([2, 64, 3], "only real signals"),
+                                            ([64], "only real signals")])
+def test_stft_rejects_what_it_does_not_take(shape, message):
+    node = helper.make_node("STFT", ["s", "step", "", "len"], ["y"], name="my_stft")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("s", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [_init("step", np.array(4, np.int64)), _init("len", np.array(8, np.int64))])
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
+    with pytest.raises(UnsupportedOpError, match=f"my_stft.*{message}"):
+        ov.Core().read_model(data)
 
 
 @pytest.mark.parametrize("mode", ["avg", "max"])

@@ -77,10 +77,15 @@ def dft20(ctx):
 
 @onnx_op("STFT", since=17)
 def stft(ctx):
+    """A real signal is ``[batch, length, 1]`` as the spec writes it, or ``[batch, length]`` as torch's
+    exporter (and onnxruntime and OpenVINO, which accept it) writes it; complex ``[batch, length, 2]`` is not."""
     signal = ctx.input(0)
     ps = signal.partial_shape
-    if ps.rank.is_dynamic or ps[-1] != 1:
-        raise ctx.unsupported(f"only real signals [batch, length, 1] are supported, got {ps}")
+    rank = None if ps.rank.is_dynamic else ps.rank.get_length()
+    if rank == 3 and ps[-1].is_static and ps[-1].get_length() == 2:
+        raise ctx.unsupported("complex signals [batch, length, 2] are not supported, only real ones")
+    if rank not in (2, 3) or (rank == 3 and not (ps[-1].is_static and ps[-1].get_length() == 1)):
+        raise ctx.unsupported(f"only real signals [batch, length] or [batch, length, 1] are supported, got {ps}")
     if not ctx.attr("onesided", 1):
         raise ctx.unsupported("onesided=0")
     step = ctx.input(1)
@@ -94,7 +99,7 @@ def stft(ctx):
         window = Broadcast(one, _as_vector(ctx, size)).output(0)
     else:
         raise ctx.unsupported("needs a window or a frame_length")
-    real = Squeeze(signal, ctx.constant(np.array([-1], np.int64))).output(0)
+    real = Squeeze(signal, ctx.constant(np.array([-1], np.int64))).output(0) if rank == 3 else signal
     return STFT(real, window, size, step).output(0)
 
 

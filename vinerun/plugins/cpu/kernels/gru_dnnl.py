@@ -1,0 +1,168 @@
+"""A whole GRU sequence (f32, default activations, no clip) in one call of oneDNN's GRU primitive.
+
+ATen's ``torch.gru`` dispatches some ten small ops per time step (~11 us a step at hidden 128, batch 1, on the
+2-core CPUs measured), where oneDNN's GRU primitive (``brgemm``, as OpenVINO's CPU plugin runs it) does the input
+projections of all steps as one GEMM and each step as one small GEMM with a fused gate epilogue (~4-5 us).
+oneDNN has both GRU flavours: ``gru`` (the reset gate before the recurrent product, ONNX's default) and
+``lbr_gru`` (``linear_before_reset``, what torch exports); its gate order (u, r, o) is ONNX's and OpenVINO's
+(z, r, h), so only the layouts change: weights to ``ldigo`` once, the biases summed where oneDNN has one.
+
+oneDNN names its GRU implementation ``ref`` (its ``brgemm`` RNN takes LSTM and vanilla RNN only here), but it is
+not the naive one that name means for other primitives: GEMMs and a JIT cell epilogue. Measured (2-core EPYC,
+hidden 128, input 257, 101 steps, batch 1): 0.30 ms at 1 thread, 0.42 at 2, ``torch.gru`` 1.2; openvino's own GRU
+0.45-0.54. A step of a few rows is too small to share: below :data:`SMALL` (batch x hidden) it runs on one
+thread (hidden 512 at batch 4: 4.4 ms at 1 thread, 6.5 at 2; at batch 16, 10.8 and 5.6).
+
+A primitive is made per (sequence length, batch, source layout) on first use (at most :data:`SHAPES` of them;
+other shapes keep the ATen path); the source and destination are ``[seq, batch, C]`` (``tnc``) or
+``[batch, seq, C]`` (``ntc``) in place, whichever the input already is.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from vinerun.plugins.cpu.kernels._dnnl import (
+    _FWD_INFERENCE,
+    _Q_WEIGHTS_MD,
+    ARG_BIAS,
+    F32,
+    DnnlError,
+    Library,
+    Primitive,
+)
+from vinerun.plugins.cpu.kernels._dnnl_ops import dense
+from vinerun.plugins.cpu.thread_governor import omp_threads
+
+#: distinct (sequence length, batch, layout) shapes a kernel makes primitives for
+SHAPES = 8
+#: batch x hidden below which a call runs on one thread
+SMALL = 2048
+# oneDNN arguments (dnnl_types.h) and directions (dnnl_rnn_direction_t, oneDNN 3.x: 0 is undef)
+_SRC_LAYER, _SRC_ITER, _DST_LAYER, _DST_ITER, _WEIGHTS_LAYER, _WEIGHTS_ITER = 1, 2, 17, 18, 33, 34
+_LEFT_TO_RIGHT, _RIGHT_TO_LEFT, _BIDIRECTIONAL_CONCAT = 1, 2, 3
+
+
+def dnnl_bias(wb: np.ndarray, rb: np.ndarray, linear_before_reset: bool) -> np.ndarray:
+    """oneDNN's bias of one direction from the input and recurrent biases ``[3H]`` (gate order z, r, h):
+    ``[3, H]`` (each gate's sum), or ``[4, H]`` with ``linear_before_reset`` (z and r summed, then the
+    input and the recurrent bias of h apart: the latter is added inside the reset product)."""
+    wb3, rb3 = wb.reshape(3, -1), rb.reshape(3, -1)
+    if not linear_before_reset:
+        return wb3 + rb3
+    return np.concatenate([wb3[:2] + rb3[:2], wb3[2:], rb3[2:]])
+
+
+class GruSequencePrimitive(Primitive):
+    """oneDNN's GRU forward over ``seq`` steps of ``batch`` rows, one layer, one or both directions.
+
+    ``w`` [D, 3H, I], ``r`` [D, 3H, H] in gate order z, r, h; ``bias`` [D, 3 or 4, H] (:func:`dnnl_bias`);
+    ``direction``: 1 forward, 2 reverse, 3 both (outputs concatenated: ``[.., D*H]``). ``batch_first``: the source
+    and destination are ``[batch, seq, C]`` rather than ``[seq, batch, C]``. Keys are thread counts; a call passes
+    ``(src_layer, src_iter, dst_layer, dst_iter)`` addresses, the states dense ``[D, batch, H]``.
+    """
+
+    def __init__(self, lib: Library, seq: int, batch: int, batch_first: bool, w: np.ndarray, r: np.ndarray,
+                 bias: np.ndarray, direction: int, linear_before_reset: bool):
+        super().__init__(lib)
+        dirs, hidden, inputs = w.shape[0], r.shape[2], w.shape[2]
+        self.lbr, self.direction = linear_before_reset, direction
+        # ldigo: [layer, direction, input, gate, hidden]
+        self.w_layer, self.w_iter = (np.ascontiguousarray(a.reshape(dirs, 3, hidden, -1).transpose(0, 3, 1, 2)[None],
+                                                          np.float32) for a in (w, r))
+        self.bias = np.ascontiguousarray(bias[None], np.float32)
+
+        def sequence(channels: int) -> ctypes.c_void_p:  # dims (T, N, C) in the caller's layout
+            strides = (channels, seq * channels, 1) if batch_first else (batch * channels, channels, 1)
+            return self.md((seq, batch, channels), strides)
+
+        self.x_md, self.y_md = sequence(inputs), sequence(dirs * hidden if direction == 3 else hidden)
+        self.h_md = self.md(*dense((1, dirs, batch, hidden), F32)[:2])
+        self.b_md = self.md(*dense(self.bias.shape, F32)[:2])
+        self.w_layer_md, self.w_iter_md = self.md(self.w_layer.shape, None), self.md(self.w_iter.shape, None)
+
+    def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib, pd = self.lib, ctypes.c_void_p()
+        name = "lbr_gru_forward_primitive_desc_create" if self.lbr else "gru_forward_primitive_desc_create"
+        lib.check(getattr(lib.lib, f"dnnl_{name}")(
+            ctypes.byref(pd), lib.engine, _FWD_INFERENCE, self.direction, self.x_md, self.h_md, self.w_layer_md,
+            self.w_iter_md, self.b_md, self.y_md, self.h_md, 0, attr), name)
+        return pd
+
+    def _runtime(self, key: int) -> list[tuple[int, ctypes.c_void_p]]:
+        return [(_SRC_LAYER, self.x_md), (_SRC_ITER, self.h_md), (_DST_LAYER, self.y_md), (_DST_ITER, self.h_md)]
+
+    def _constants(self, pd: ctypes.c_void_p) -> list[tuple[int, ctypes.c_void_p]]:
+        lib = self.lib
+        query = lib.lib.dnnl_primitive_desc_query_md
+        layer = self.reordered(self.w_layer, ctypes.c_void_p(query(pd, _Q_WEIGHTS_MD, 0)))
+        state = self.reordered(self.w_iter, ctypes.c_void_p(query(pd, _Q_WEIGHTS_MD, 1)))
+        bias = self._own("memory", lib.memory(self.b_md, self.bias.ctypes.data))
+        return [(_WEIGHTS_LAYER, layer), (_WEIGHTS_ITER, state), (ARG_BIAS, bias)]
+
+
+GruCall = Callable[[torch.Tensor, torch.Tensor], "tuple[torch.Tensor, torch.Tensor] | None"]
+
+
+def gru_sequence(lib: Library, w: np.ndarray, r: np.ndarray, wb: np.ndarray, rb: np.ndarray, direction: int,
+                 linear_before_reset: bool) -> GruCall:
+    """A call ``(xb, h0) -> (y, h_n)`` on oneDNN's GRU: ``xb`` batch-major ``[batch, seq, I]`` (any strides: a
+    ``[seq, batch, I]`` tensor seen batch-major runs in place), ``h0`` [D, batch, H]; ``y`` batch-major
+    ``[batch, seq, D*H]``, ``h_n`` [D, batch, H]. ``w``, ``r``, ``wb``, ``rb``: per direction, gate order z, r, h
+    (``wb``, ``rb`` [D, 3H]). Returns None for what it does not take (not f32, an empty batch or sequence, a
+    shape beyond :data:`SHAPES`): callers then run ATen.
+    """
+    dirs, hidden = w.shape[0], r.shape[2]
+    bias = np.stack([dnnl_bias(wb[d], rb[d], linear_before_reset) for d in range(dirs)])
+
+    def make(key: tuple[int, int, bool]) -> GruSequencePrimitive | None:
+        seq, batch, batch_first = key
+        if seq <= 0 or batch <= 0:  # oneDNN's RNN code divides by the batch (SIGFPE)
+            return None
+        op = GruSequencePrimitive(lib, seq, batch, batch_first, w, r, bias, direction, linear_before_reset)
+        try:
+            op.planned_impl(1)  # a configuration oneDNN declines fails here, not in a call
+        except DnnlError:
+            return None
+        return op
+
+    made: dict[tuple[int, int, bool], GruSequencePrimitive | None] = {}
+    lock = threading.Lock()
+
+    def primitive(key: tuple[int, int, bool]) -> GruSequencePrimitive | None:
+        """The primitive for a shape, made once (None: a shape it declines or one beyond :data:`SHAPES`)."""
+        if key not in made:
+            with lock:
+                if key not in made and len(made) < SHAPES:
+                    made[key] = make(key)
+        return made.get(key)
+
+    def run(xb: torch.Tensor, h0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+        if xb.dtype != torch.float32 or h0.dtype != torch.float32:
+            return None
+        batch, seq = xb.shape[:2]
+        batch_first = xb.is_contiguous()
+        if not batch_first and not xb.transpose(0, 1).is_contiguous():
+            xb, batch_first = xb.contiguous(), True
+        op = primitive((seq, batch, batch_first))
+        if op is None:
+            return None
+        width = dirs * hidden
+        y = xb.new_empty((batch, seq, width)) if batch_first else xb.new_empty((seq, batch, width)).transpose(0, 1)
+        h0 = h0.contiguous()
+        h_n = torch.empty_like(h0)
+        addresses = (xb.data_ptr(), h0.data_ptr(), y.data_ptr(), h_n.data_ptr())
+        if batch * hidden < SMALL:
+            with omp_threads(1):
+                op(1, *addresses)
+        else:
+            op(torch.get_num_threads(), *addresses)
+        return y, h_n
+
+    return run
+
