@@ -28,11 +28,13 @@ from vinerun.plugins.cpu.shape_memo import ShapeGroup, memoize_shape_steps
 
 def rewrite_patterns(model: Model) -> None:
     """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: Converts that do nothing
-    out, a Slice of everything and a Squeeze undoing an Unsqueeze, a one-hot MatMul into a Gather, a constant Pad
-    into the convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
-    too) folded together and into the convolution before them, a 2-D convolution over a width of 1 into a 1-D
-    one, a spatial ReduceMean into a global AvgPool,
-    ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step LSTMSequence into LSTMCell."""
+    out, a Slice of everything and a Squeeze undoing an Unsqueeze, a one-hot MatMul into a Gather, a
+    Reshape-Transpose-Reshape channel shuffle into ShuffleChannels, a channel Split into Slices, a constant Pad into
+    the convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
+    too) folded together and into the convolution before them, a 2-D convolution over a width of 1 into a 1-D one,
+    a spatial ReduceMean into a global AvgPool, ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step
+    LSTMSequence into LSTMCell."""
+    from vinerun.transformations.channel_split import ChannelSplitToSlices
     from vinerun.transformations.conv_squeeze import ConvWidthOneTo1D
     from vinerun.transformations.hswish_fusion import HSwishFusion
     from vinerun.transformations.identity_elimination import IdentityConvertElimination, IdentityShapeElimination
@@ -42,11 +44,14 @@ def rewrite_patterns(model: Model) -> None:
     from vinerun.transformations.pad_fusion import PadFusion
     from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
     from vinerun.transformations.sequence_to_cell import LSTMSequenceToCell
+    from vinerun.transformations.shuffle_channels_fusion import ShuffleChannelsFusion
     from vinerun.transformations.swish_fusion import SwishFusion
 
     IdentityConvertElimination()(model)
     IdentityShapeElimination()(model)
     OneHotMatMulToGather()(model)
+    ShuffleChannelsFusion()(model)
+    ChannelSplitToSlices()(model)
     PadFusion()(model)
     HSwishFusion()(model)
     LinearFolding()(model)

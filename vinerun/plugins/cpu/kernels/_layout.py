@@ -15,6 +15,7 @@ from vinerun.plugins.cpu.kernels._torch import strided_view, to_torch
 #: op types whose kernels read a channels-last array without a copy
 CHANNELS_LAST_READERS = frozenset({"FusedConvolution", "FusedConvolutionDW", "Convolution", "GroupConvolution",
                                    "MaxPool", "AvgPool", "Concat", "Add", "Subtract", "Multiply", "Transpose",
+                                   "ShuffleChannels",
                                    "Interpolate", "Resize",
                                    # eltwise_dnnl, reduce_dnnl (their other kernels copy or make C-contiguous)
                                    "Relu", "Sigmoid", "Tanh", "Clamp", "Elu", "Gelu", "Swish", "HSwish",
@@ -30,7 +31,22 @@ def keeps_channels_last(node: Node) -> bool:
     if rank.is_dynamic or rank.get_length() != 4:
         return False
     targets = node.output(0).get_target_inputs()
-    return bool(targets) and all(t.get_node().type_name in CHANNELS_LAST_READERS for t in targets)
+    return bool(targets) and all(_takes_channels_last(t.get_node()) for t in targets)
+
+
+#: readers for which a Slice of a channels-last array is worth its gaps (copied where a segment needs): the
+#: channels-last kernels proper (a channel split of ShuffleNet / CSP blocks between convolutions)
+SLICE_TO_CHANNELS_LAST = frozenset({"FusedConvolution", "FusedConvolutionDW", "Convolution", "GroupConvolution",
+                                    "MaxPool", "AvgPool", "Concat", "ShuffleChannels"})
+
+
+def _takes_channels_last(reader: Node) -> bool:
+    """A reader that takes a channels-last array: one of :data:`CHANNELS_LAST_READERS`, or a Slice read only by
+    :data:`SLICE_TO_CHANNELS_LAST` kernels."""
+    if reader.type_name == "Slice":
+        targets = reader.output(0).get_target_inputs()
+        return bool(targets) and all(t.get_node().type_name in SLICE_TO_CHANNELS_LAST for t in targets)
+    return reader.type_name in CHANNELS_LAST_READERS
 
 
 def strided_torch(a: np.ndarray) -> torch.Tensor:
