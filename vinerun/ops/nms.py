@@ -56,6 +56,16 @@ def select_boxes(boxes: np.ndarray, scores: np.ndarray, max_per_class: int, iou_
     return [(i, float(scores[i])) for i in selected]
 
 
+def arguments(inputs: list) -> tuple[int, float, float, float]:
+    """The scalar inputs (absent or empty ones at their defaults): ``max_output_boxes_per_class``,
+    ``iou_threshold``, ``score_threshold`` and ``soft_nms_sigma``."""
+
+    def scalar(i: int, default: float) -> float:
+        return float(np.asarray(inputs[i]).reshape(-1)[0]) if len(inputs) > i and inputs[i].size else default
+
+    return int(scalar(2, 0)), scalar(3, 0.0), scalar(4, float("-inf")), scalar(5, 0.0)
+
+
 @register_op
 class NonMaxSuppression(Node):
     """Greedy NMS over ``boxes [B, N, 4]`` and ``scores [B, C, N]`` (see the module docstring)."""
@@ -82,13 +92,8 @@ class NonMaxSuppression(Node):
 
     def evaluate(self, inputs: list) -> list:
         boxes, scores = inputs[0], inputs[1]
-
-        def scalar(i: int, default: float) -> float:
-            return float(np.asarray(inputs[i]).reshape(-1)[0]) if len(inputs) > i and inputs[i].size else default
-
-        max_per_class = int(scalar(2, 0))
-        iou_threshold, score_threshold = scalar(3, 0.0), scalar(4, float("-inf"))
-        if scalar(5, 0.0) != 0.0:
+        max_per_class, iou_threshold, score_threshold, sigma = arguments(inputs)
+        if sigma != 0.0:
             raise UnsupportedOpError("soft NMS (soft_nms_sigma != 0) is not supported")
         rows: list[tuple[int, int, int, float]] = []
         if boxes.shape[1] != scores.shape[2] or boxes.shape[0] != scores.shape[0]:

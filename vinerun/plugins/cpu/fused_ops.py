@@ -4,8 +4,15 @@ graph before fusion); each keeps a NumPy reference composed from the ops it repl
 
 from __future__ import annotations
 
+import numpy as np
+
 from vinerun.errors import ValidationError
+from vinerun.ir.core_ops import Parameter
 from vinerun.ir.node import Attr, Node
+from vinerun.ir.shape import Dimension, PartialShape
+from vinerun.ir.types import Type
+from vinerun.ops.gather import GatherND
+from vinerun.ops.topk_unique import NonZero
 from vinerun.transformations.fused_chain import FusedConvolutionBase, FusedMatMulBase
 from vinerun.transformations.fusions import ConvFusion
 from vinerun.transformations.matmul_fusion import MatMulFusion
@@ -105,3 +112,33 @@ class FusedConvolutionDW(Node):
         split = self.pointwise.get_input_size()
         y = self.pointwise.evaluate(inputs[:split])[0]
         return self.depthwise.evaluate([y, *inputs[split:]])
+
+
+class MaskedGather(Node):
+    """``data[mask]``, as PyTorch exports it: ``GatherND(data, Transpose(NonZero(mask), [1, 0]))`` (made by
+    :mod:`..masked_gather`). The elements (or slices) of ``data`` where ``mask`` (of rank r >= 1, covering the
+    first r axes of ``data``) is non-zero, in row-major order: output ``[count, *data.shape[r:]]``.
+
+    >>> MaskedGather(data, mask).get_output_partial_shape(0)  # doctest: +SKIP
+    <PartialShape: [?,4]>
+    """
+
+    type_name, version, num_inputs = "MaskedGather", "vinerun_cpu", (2, 2)
+
+    def infer(self) -> list:
+        data, mask = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
+        if mask.rank.is_dynamic or mask.rank.get_length() == 0:
+            raise ValidationError(f"the mask must have a static rank of at least 1, got {mask}")
+        r = mask.rank.get_length()
+        if data.rank.is_dynamic:
+            return [(self.get_input_element_type(0), PartialShape.dynamic())]
+        if data.rank.get_length() < r:
+            raise ValidationError(f"a mask of rank {r} cannot index data {data}")
+        return [(self.get_input_element_type(0), PartialShape([Dimension(), *list(data)[r:]]))]
+
+    def evaluate(self, inputs: list) -> list:
+        data, mask = inputs
+        indices = np.ascontiguousarray(NonZero(Parameter(self.get_input_element_type(1), mask.shape))
+                                       .evaluate([mask])[0].T)
+        return GatherND(Parameter(self.get_input_element_type(0), data.shape), Parameter(Type.i64, indices.shape))\
+            .evaluate([data, indices])
