@@ -15,7 +15,8 @@ For each model (``model_zoo.MODELS``) and each contender (``contenders.available
 - agreement: max |output - openvino f32 output| on the same feed (one call from the initial state);
   onnxruntime's output where openvino cannot run the model (marked "vs ort").
 
-Every timed turn starts after ``--settle`` seconds of quiet (0.2 s): a runtime's idle worker threads keep
+Every timed turn starts after a garbage collection (a full one over the Python objects the compiled models left
+took ~1 s when it fell inside a turn) and ``--settle`` seconds of quiet (0.2 s): a runtime's idle worker threads keep
 spinning for a while after its turn (onnxruntime's intra-op pool, 50-100 ms measured), and the next contender
 would pay for it (measured: MobileNetV2 THROUGHPUT right after onnxruntime's latency turn 270 FPS, 284 after a
 0.1-0.2 s pause).
@@ -38,6 +39,7 @@ same in quantization steps of the output, and top-1 agreement for the classifier
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -195,11 +197,13 @@ def measure_model(spec: ModelSpec, path: str, contenders: list[Contender], secon
     lat: dict[str, list[float]] = {name: [] for name in sync}
     for r in range(rounds):
         for name in tput:
+            gc.collect()
             time.sleep(settle)
             turn = latency_turn(sync[name], feed, spec.feedback, seconds, spec.cycle)
             lat[name] += turn
             rows[name].latency_turns_ms.append(1e3 * statistics.median(turn))
         for name, run in tput.items():
+            gc.collect()
             time.sleep(settle)
             t0 = time.perf_counter()
             frames = run(seconds)
