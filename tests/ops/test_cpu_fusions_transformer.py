@@ -316,3 +316,24 @@ def test_encoder_from_onnx_fuses_and_profiles(tmp_path):
     out = {p.node_type for p in info if p.status == "OPTIMIZED_OUT"}
     assert executed == {"FusedMatMul", "FusedAttention", "FusedLayerNorm"}
     assert {"Softmax", "MatMul", "Transpose", "Reshape", "Multiply", "Add", "Gelu"} <= out  # MVN: renamed
+
+
+def test_attention_with_unit_scales_on_q_and_k_fuses():
+    """Whisper as transformers' sdpa exports it: q scaled by 1/sqrt(D) before its head split, then q and k^T each
+    multiplied by 1.0 (torch's sqrt of the scale it was given): the no-op products leave the graph and the
+    attention fuses."""
+    b, s, heads, d = 1, 8, 2, 4
+    x = Parameter(np.float32, [b, s, heads * d], name="x")
+    q = ops.multiply(ops.matmul(x, Constant(rand([heads * d, heads * d])), False, False), Constant(np.float32(0.5)))
+    k = ops.matmul(x, Constant(rand([heads * d, heads * d])), False, False)
+    v = ops.matmul(x, Constant(rand([heads * d, heads * d])), False, False)
+    one = Constant(np.float32(1.0))
+    shape = Constant(np.array([b, s, heads, d], np.int64))
+    qh = ops.multiply(ops.transpose(ops.reshape(q, shape, False), Constant(np.array([0, 2, 1, 3]))), one)
+    kt = ops.multiply(ops.transpose(ops.reshape(k, shape, False), Constant(np.array([0, 2, 3, 1]))), one)
+    vh = ops.transpose(ops.reshape(v, shape, False), Constant(np.array([0, 2, 1, 3])))
+    ctx = ops.matmul(ops.softmax(ops.matmul(qh, kt, False, False), -1), vh, False, False)
+    out = ops.reshape(ops.transpose(ctx, Constant(np.array([0, 2, 1, 3]))),
+                      Constant(np.array([b, s, heads * d], np.int64)), False)
+    compiled = check_against_reference(Model([out], [x]), [rand([b, s, heads * d])])
+    assert "FusedAttention" in runtime_types(compiled) and "Softmax" not in runtime_types(compiled)

@@ -90,3 +90,30 @@ def test_a_converters_one_dimensional_convolution_fuses_its_bias_and_gelu():
     fused = [n for n in ops if n.type_name == "FusedConvolution"]
     assert len(fused) == 1 and fused[0].post_ops == "bias,gelu"
     assert not {"Gelu", "Tanh", "Slice", "Add"} & {n.type_name for n in ops}
+
+
+@pytest.mark.parametrize(("op", "constant", "first", "removed"), [
+    (Multiply, 1.0, False, True), (Multiply, 1.0, True, True), (Add, 0.0, True, True),
+    (Multiply, 2.0, False, False),  # not neutral
+    ("Divide", 1.0, True, False),  # 1 / x is not x
+])
+def test_arithmetic_that_does_nothing_leaves_the_graph(op, constant, first, removed):
+    from vinerun.ops.arithmetic import Divide
+    from vinerun.transformations.identity_elimination import IdentityArithmeticElimination
+
+    op = Divide if op == "Divide" else op
+    x = Parameter(Type.f32, [2, 3])
+    c = Constant(np.float32(constant))
+    model = Model([Relu(op(c, x) if first else op(x, c))], [x])
+    data = RNG.standard_normal([2, 3]).astype(np.float32)
+    want = run_reference(model, [data])[0]
+    assert IdentityArithmeticElimination()(model).modified is removed
+    np.testing.assert_array_equal(run_reference(model, [data])[0], want)
+
+
+def test_a_neutral_constant_that_broadcasts_stays():
+    from vinerun.transformations.identity_elimination import IdentityArithmeticElimination
+
+    x = Parameter(Type.f32, [1, 3])
+    model = Model([Relu(Multiply(x, Constant(np.ones([4, 3], np.float32))))], [x])  # [1, 3] -> [4, 3]
+    assert not IdentityArithmeticElimination()(model).modified

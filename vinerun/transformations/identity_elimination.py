@@ -1,5 +1,8 @@
 """No-op nodes out of the graph: a ``Convert`` to the element type its input already has, a ``Slice`` that keeps
-every element, and a ``Squeeze`` that removes exactly the axes the ``Unsqueeze`` before it added.
+every element, a ``Squeeze`` that removes exactly the axes the ``Unsqueeze`` before it added, and a ``Multiply`` or
+``Divide`` by a constant 1 or an ``Add`` or ``Subtract`` of a constant 0 that broadcasts nothing (torch's export of
+``scaled_dot_product_attention`` multiplies q and k^T by ``sqrt(scale)``, 1.0 when the model scaled q itself as
+Whisper does: left in, they hid the attention from its fusion).
 
 Exporters write casts that do nothing once the model runs in one precision (transformers' eager attention casts
 the softmax to the value's type, ``attn_weights.to(value.dtype)``). The CPU runs such a Convert as a view, but
@@ -109,4 +112,45 @@ class IdentityShapeElimination(InPlacePass):
                 if _bypass(node, unsqueeze.input_value(0)):
                     unsqueeze.detach()  # the Squeeze was its only reader
                     modified = True
+        return PassResult(model, modified)
+
+
+#: (op, the constant that makes it a no-op, whether that constant may be the first operand)
+_NEUTRAL = {"Multiply": (1.0, True), "Divide": (1.0, False), "Add": (0.0, True), "Subtract": (0.0, False)}
+
+
+def neutral_operand(node: Node) -> Output | None:
+    """The operand ``node`` passes through unchanged when it is an arithmetic no-op (see the module docstring)."""
+    if node.type_name not in _NEUTRAL or node.get_output_element_type(0).get_type_name() not in _FLOAT_TYPES:
+        return None
+    neutral, either = _NEUTRAL[node.type_name]
+    pairs = [(0, 1), (1, 0)] if either else [(0, 1)]
+    for keep, const in pairs:
+        value = node.const_input(const)
+        kept = node.input_value(keep)
+        if (value is not None and np.all(np.asarray(value) == neutral) and np.asarray(value).size >= 1
+                and kept.partial_shape == node.get_output_partial_shape(0)
+                and kept.element_type == node.get_output_element_type(0)):
+            return kept
+    return None
+
+
+_FLOAT_TYPES = {"f32", "f16", "bf16", "f64"}
+
+
+class IdentityArithmeticElimination(InPlacePass):
+    """Remove each ``x * 1``, ``x / 1``, ``x + 0``, ``x - 0`` whose constant broadcasts ``x`` to nothing bigger.
+
+    >>> IdentityArithmeticElimination()(model).modified
+    True
+    """
+
+    def call(self, model: Model) -> PassResult:
+        modified = False
+        for node in model.get_ordered_ops():
+            if not node.output(0).get_target_inputs():
+                continue
+            kept = neutral_operand(node)
+            if kept is not None:
+                modified |= _bypass(node, kept)
         return PassResult(model, modified)

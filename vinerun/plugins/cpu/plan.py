@@ -27,8 +27,8 @@ from vinerun.plugins.cpu.shape_memo import ShapeGroup, memoize_shape_steps
 
 
 def rewrite_patterns(model: Model) -> None:
-    """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: Converts that do nothing
-    out, a Slice of everything and a Squeeze undoing an Unsqueeze, a one-hot MatMul into a Gather, a
+    """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: Converts and arithmetic
+    that do nothing out, a Slice of everything and a Squeeze undoing an Unsqueeze, a one-hot MatMul into a Gather, a
     Reshape-Transpose-Reshape channel shuffle into ShuffleChannels, a channel Split into Slices, a constant Pad into
     the convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
     too) folded together and into the convolution before them, a 2-D convolution over a width of 1 into a 1-D one,
@@ -38,7 +38,11 @@ def rewrite_patterns(model: Model) -> None:
     from vinerun.transformations.channel_split import ChannelSplitToSlices
     from vinerun.transformations.conv_squeeze import ConvWidthOneTo1D
     from vinerun.transformations.hswish_fusion import HSwishFusion
-    from vinerun.transformations.identity_elimination import IdentityConvertElimination, IdentityShapeElimination
+    from vinerun.transformations.identity_elimination import (
+        IdentityArithmeticElimination,
+        IdentityConvertElimination,
+        IdentityShapeElimination,
+    )
     from vinerun.transformations.linear_folding import LinearFolding
     from vinerun.transformations.lstm_cell_fusion import LSTMCellFusion
     from vinerun.transformations.one_hot_matmul import OneHotMatMulToGather
@@ -50,6 +54,7 @@ def rewrite_patterns(model: Model) -> None:
 
     IdentityConvertElimination()(model)
     IdentityShapeElimination()(model)
+    IdentityArithmeticElimination()(model)
     OneHotMatMulToGather()(model)
     MaskedGatherFusion()(model)
     ShuffleChannelsFusion()(model)
