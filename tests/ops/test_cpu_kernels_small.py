@@ -378,3 +378,17 @@ def test_one_dimensional_global_pooling_is_a_reduction(kind, window):
     is_global = window["kernel"] == [508]
     expected = f"aten_global_{kind}_pool" if is_global else f"aten_{kind}_pool1d"
     assert exec_types(steps)[pooled.type_name] == expected
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.float64])
+def test_dense_copy_makes_strided_arrays_c_contiguous(dtype):
+    from vinerun.plugins.cpu.kernels._native import dense_copy
+
+    channels_last = np.ascontiguousarray(rand([2, 5, 7, 3]).astype(dtype)).transpose(0, 3, 1, 2)
+    copied = dense_copy(channels_last)
+    assert copied.flags.c_contiguous and not np.shares_memory(copied, channels_last)
+    np.testing.assert_array_equal(copied, channels_last)
+    dense = np.ascontiguousarray(channels_last)
+    assert dense_copy(dense) is dense
+    reversed_rows = rand([4, 6])[:, ::-1]  # negative strides: NumPy's copy
+    np.testing.assert_array_equal(dense_copy(reversed_rows), reversed_rows)

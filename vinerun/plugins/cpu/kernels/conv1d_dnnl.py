@@ -34,6 +34,7 @@ from vinerun.plugins.cpu.kernels._native import (
     NativeFactory,
     NativeStep,
     ValueLayout,
+    dense_copy,
     dense_value,
     empty_of,
 )
@@ -195,7 +196,7 @@ def _runner(conv: Conv2d, src: ValueLayout, dst: ValueLayout, copy_out: bool, sr
         if s_index is not None:
             np.copyto(y, inputs[s_index])
         conv((threads(), src_cl), data_address(x), data_address(y))
-        return [np.ascontiguousarray(y) if copy_out else y]
+        return [dense_copy(y) if copy_out else y]
 
     return run
 

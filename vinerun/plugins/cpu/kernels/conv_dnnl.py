@@ -32,6 +32,7 @@ from vinerun.plugins.cpu.kernels._native import (
     NativeStep,
     ValueLayout,
     channels_last_value,
+    dense_copy,
     dense_value,
 )
 from vinerun.plugins.cpu.kernels._torch import strided_numpy, to_torch
@@ -161,7 +162,7 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
                 np.copyto(y, residual)
         conv((threads(), cl), data_address(x), data_address(y))
         y = y.transpose(0, 3, 1, 2)
-        return [y if keep_cl else np.ascontiguousarray(y)]
+        return [y if keep_cl else dense_copy(y)]
 
     exec_type = ("winograd_conv2d" if winograd else "onednn_conv2d") + (
         "_sum" if s_index is not None else "_dw" if depthwise is not None else "")
