@@ -24,7 +24,7 @@ from vinerun.transformations.precision import EnforceInferencePrecision, Precisi
 BF16_TOLERANCE = 2**-5
 
 ANCHORS = frozenset({"FusedConvolution", "Convolution", "GroupConvolution", "FusedMatMul", "MatMul",
-                     "FusedAttention"})
+                     "FusedAttention", "ConvolutionBackpropData", "GroupConvolutionBackpropData"})
 FOLLOWERS = frozenset({
     "Add", "Subtract", "Multiply", "Maximum", "Minimum",
     "Relu", "Clamp", "Sigmoid", "Tanh", "Gelu", "Swish", "HSwish", "Mish", "Elu", "PRelu",

@@ -30,6 +30,7 @@ DATA_TYPES = {"float32": F32, "bfloat16": BF16}
 INT_TYPES = {"int8": S8, "uint8": U8, "int32": S32}
 LAYOUT_TYPES = {**DATA_TYPES, **INT_TYPES}
 _TAG_ANY, _CPU, _FWD_INFERENCE, _CONV_DIRECT, _IN_ORDER = 1, 1, 96, 1, 1
+_DECONV_DIRECT = 0xA  # dnnl_deconvolution_direct
 _Q_WEIGHTS_MD, _Q_SCRATCHPAD_MD, _Q_IMPL_INFO, _SCRATCHPAD_USER = 131, 136, 8, 1
 ARG_SRC, ARG_SRC_1, ARG_DST, ARG_WEIGHTS, ARG_BIAS, ARG_SCRATCHPAD = 1, 2, 17, 33, 41, 80
 ARG_POST_OP_BASE = 32768  # DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE (oneDNN 3.x)
@@ -501,6 +502,28 @@ class Conv2d(Primitive):
             return not self.impl_name((threads, False)).startswith("ref")
         except DnnlError:
             return False
+
+
+class Deconv2d(Conv2d):
+    """One 2-D transposed convolution (``ConvolutionBackpropData``) as oneDNN's deconvolution, laid out, keyed and
+    called as :class:`Conv2d`. ``w`` is ``[O, C, kh, kw]`` (``[G, O / G, C / G, kh, kw]`` flattened over the groups
+    for a grouped one), the transpose of OpenVINO's ``[C, O, kh, kw]``; ``pads_end`` less the output padding."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.depthwise = False
+
+    def _first_descriptor(self, key: tuple[int, bool], attr: ctypes.c_void_p) -> ctypes.c_void_p:
+        lib = self.lib
+        w_any = self.md(self.wdims, None, self.dtype)
+        b_md = self.md((self.bias.shape[0],), (1,)) if self.bias is not None else None
+        strides, dil, pl, pr = self.geometry
+        pd = ctypes.c_void_p()
+        lib.check(lib.lib.dnnl_deconvolution_forward_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, _FWD_INFERENCE, _DECONV_DIRECT, self.src_mds[key[1]], w_any, b_md,
+            self.conv_dst_md, Dims(*strides), Dims(*dil), Dims(*pl), Dims(*pr), attr),
+            "deconvolution_primitive_desc_create")
+        return pd
 
 
 class PrimitiveCache:

@@ -70,6 +70,11 @@ def convolution(node: Node) -> Kernel | None:
 
 @cpu_kernel("ConvolutionBackpropData", "GroupConvolutionBackpropData")
 def convolution_backprop(node: Node) -> Kernel | None:
+    from vinerun.plugins.cpu.kernels.deconv_dnnl import dnnl_deconv_kernel  # it imports this module's helpers
+
+    direct = dnnl_deconv_kernel(node)
+    if direct is not None:
+        return direct
     n = spatial_count(node)
     if n not in _CONV_T or not float_node(node):
         return None

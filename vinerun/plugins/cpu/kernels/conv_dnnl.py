@@ -95,11 +95,12 @@ def conv_bias(node: Any, parts: Any, out_c: int) -> np.ndarray | None:
 
 def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: list[int], pads_begin: list[int],
                      pads_end: list[int], strides: list[int], dilations: list[int],
-                     depthwise: DepthwisePostOp | None = None) -> Kernel | None:
+                     depthwise: DepthwisePostOp | None = None, primitive: type[Conv2d] = Conv2d) -> Kernel | None:
     """The direct-oneDNN kernel for a 2-D f32 or bf16 (Fused)Convolution (the data type of input 0), or None
     (no binding, an unmapped post-op). Pads may differ at the two ends (oneDNN takes both: a folded
     TensorFlow-style Pad). ``depthwise``: a depthwise convolution fused after it (the node's output is then that
-    convolution's)."""
+    convolution's). ``primitive``: :class:`._dnnl.Deconv2d` for a transposed convolution (``w`` then ``[O, C, k...]``,
+    see :mod:`.deconv_dnnl`)."""
     lib = library()
     out = node.get_output_partial_shape(0)
     dt = node.get_input_element_type(0).to_dtype()
@@ -114,8 +115,8 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
     if winograd:  # see winograd_selection: f32, 3x3, stride 1, where it pays
         conv: Conv2d | WinogradConv2d = WinogradConv2d(lib, w, bias, tuple(size), post_ops)
     else:
-        conv = Conv2d(lib, w, bias, groups, tuple(size), out_shape, strides, dilations, pads_begin, pads_end, post_ops,
-                      DATA_TYPES[dt.name], depthwise=depthwise)
+        conv = primitive(lib, w, bias, groups, tuple(size), out_shape, strides, dilations, pads_begin, pads_end,
+                         post_ops, DATA_TYPES[dt.name], depthwise=depthwise)
     current = torch.get_num_threads()
     if dt.name == "float32":
         impl: str | None = conv.impl_name((current, True))  # made now: errors show at compile time
@@ -164,8 +165,8 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
         y = y.transpose(0, 3, 1, 2)
         return [y if keep_cl else dense_copy(y)]
 
-    exec_type = ("winograd_conv2d" if winograd else "onednn_conv2d") + (
-        "_sum" if s_index is not None else "_dw" if depthwise is not None else "")
+    base = "winograd_conv2d" if winograd else "onednn_conv2d" if primitive is Conv2d else "onednn_deconv2d"
+    exec_type = base + ("_sum" if s_index is not None else "_dw" if depthwise is not None else "")
     kernel = Kernel(run, exec_type)
     if keep_cl:
         kernel.native = _native_form(conv, tuple(size), out_shape, dt, nchw_ok, s_index)
