@@ -345,3 +345,33 @@ def test_cache_keeps_precisions_apart(tmp_path):
     for first, again in outs.values():
         np.testing.assert_array_equal(first, again)  # the cached blob compiles to the same precision
     assert not np.array_equal(outs["bf16"][0], outs["f32"][0])
+
+
+@needs_bf16
+def test_channel_slices_shuffles_and_hard_sigmoid_stay_bf16():
+    """ShuffleNet's Slice and ShuffleChannels and MobileNetV3's HardSigmoid between bf16 convolutions compute in
+    bf16: no Convert to f32 and back around them."""
+    from vinerun.ops.activations import HardSigmoid
+    from vinerun.ops.shuffle_channels import ShuffleChannels
+    from vinerun.ops.slicing import Slice
+
+    def i64(*v):
+        return Constant(np.array(v, np.int64))
+
+    geometry = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [0, 0], "pads_end": [0, 0]}
+    x = Parameter(Type.f32, [1, 16, 6, 6])
+    y = Relu(Convolution(x, Constant(rand([16, 16, 1, 1])), **geometry))
+    y = ShuffleChannels(y, axis=1, group=2)
+    half = Slice(y, i64(8), i64(16), i64(1), i64(1))
+    gate = HardSigmoid(Convolution(half, Constant(rand([8, 8, 1, 1])), **geometry), Constant(np.float32(1 / 6)),
+                       Constant(np.float32(0.5)))
+    out = Convolution(gate, Constant(rand([8, 8, 1, 1])), **geometry)
+    model = Model([out], [x])
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    data = rand([1, 16, 6, 6])
+    close_bf16(compiled.create_infer_request().infer([data])[0], run_reference(model, [data])[0])
+    types = {n.type_name: n.get_output_element_type(0).get_type_name()
+             for n in compiled.get_runtime_model().get_ordered_ops()}
+    assert types["ShuffleChannels"] == types["Slice"] == types["HardSigmoid"] == "bf16"
+    converts = [n for n in compiled.get_runtime_model().get_ordered_ops() if n.type_name == "Convert"]
+    assert len(converts) == 2  # the model input to bf16, the output back to f32
