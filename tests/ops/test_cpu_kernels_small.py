@@ -397,3 +397,24 @@ def test_dense_copy_makes_strided_arrays_c_contiguous(dtype):
     assert dense_copy(dense) is dense
     reversed_rows = rand([4, 6])[:, ::-1]  # negative strides: NumPy's copy
     np.testing.assert_array_equal(dense_copy(reversed_rows), reversed_rows)
+
+
+@pytest.mark.parametrize(("size", "out", "ctm", "mode", "direct"), [
+    ((14, 14), (28, 28), "half_pixel", "sizes", True),
+    ((28, 28), (224, 224), "half_pixel", "sizes", True),
+    ((10, 9), (7, 13), "pytorch_half_pixel", "sizes", True),  # down along one axis, up along the other
+    ((10, 9), (17, 13), "half_pixel", "scales", False),  # scales 1.7 / 1.5 that floor to another size than in * s
+    ((10, 9), (20, 18), "align_corners", "sizes", False),
+])
+def test_bilinear_resize_on_onednn_where_it_computes_the_same(size, out, ctm, mode, direct):
+    from vinerun.ops.interpolate import Interpolate
+    from vinerun.plugins.cpu.kernels._dnnl import library
+
+    x = Parameter(Type.f32, [1, 5, *size])
+    target = (np.array(out, np.int64) if mode == "sizes"
+              else np.array([1.7, 1.5], np.float32))
+    node = Interpolate(x, Constant(target), c([2, 3]), mode="linear_onnx", shape_calculation_mode=mode,
+                       coordinate_transformation_mode=ctm)
+    steps = compile_and_check([node], [x], [rand([1, 5, *size])], rtol=1e-5, atol=1e-5)
+    used = exec_types(steps)["Interpolate"]
+    assert (used == "onednn_resample_linear") == (direct and library() is not None)

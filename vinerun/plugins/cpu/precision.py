@@ -15,7 +15,7 @@ from __future__ import annotations
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.ir.types import Type
-from vinerun.plugins.cpu.kernels.resample_dnnl import whole_factor_nearest
+from vinerun.plugins.cpu.kernels.resample_dnnl import half_pixel_linear, whole_factor_nearest
 from vinerun.transformations.precision import EnforceInferencePrecision, PrecisionPolicy
 
 #: the accuracy bf16 lowering is held to: the largest error of a bf16 result is within this fraction of the f32
@@ -52,13 +52,13 @@ def wide_inputs(node: Node) -> frozenset[int]:
 
 def has_bf16_kernel(node: Node) -> bool:
     """Input 0 has a static rank (the bf16 kernels need it; others would run the NumPy reference in bf16), an
-    upsampling is one the oneDNN kernel takes (whole-factor nearest), and an anchor's data is not an int8 model's
-    dequantized tensor."""
+    upsampling is one the oneDNN kernel takes (whole-factor nearest, half-pixel bilinear), and an anchor's data is
+    not an int8 model's dequantized tensor."""
     if node.get_input_size() == 0 or not node.get_input_partial_shape(0).rank.is_static:
         return False
     if node.type_name in ANCHORS and node.input_value(0).node.type_name in INT8_OUTSIDE:
         return False  # an f32 island of an int8 model: converting in and out would cost more than bf16 saves
-    return node.type_name not in RESAMPLERS or whole_factor_nearest(node)
+    return node.type_name not in RESAMPLERS or whole_factor_nearest(node) or half_pixel_linear(node)
 
 
 POLICY = PrecisionPolicy(anchors=ANCHORS, followers=FOLLOWERS, wide_inputs=wide_inputs, accepts=has_bf16_kernel)

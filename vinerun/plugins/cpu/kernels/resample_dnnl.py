@@ -1,4 +1,5 @@
-"""Nearest-neighbour upsampling by whole factors (Interpolate, ONNX Resize) through oneDNN's resampling.
+"""Nearest-neighbour upsampling by whole factors and half-pixel bilinear resizing (Interpolate, ONNX Resize)
+through oneDNN's resampling.
 
 YOLO necks, U-Nets and FPNs upsample by 2 with ``nearest``. For a whole factor ``f`` the coordinate modes
 ``asymmetric`` / ``tf_half_pixel_for_nn`` with ``floor`` and ``half_pixel`` / ``pytorch_half_pixel`` with
@@ -6,6 +7,12 @@ rounding to nearest (no ties can occur) all pick source index ``d // f``, which 
 resampling computes: an exact copy, several times faster than the reference's gather, reading channels-last convolution
 outputs as they are and running inside native segments. Other modes, fractional factors and dynamic shapes
 keep their kernel (ATen for Interpolate, the reference for Resize).
+
+Bilinear resizing as PyTorch exports ``F.interpolate(..., mode="bilinear", align_corners=False)`` (segmentation
+heads: LR-ASPP's logits to the input size; ``linear_onnx`` with ``half_pixel``, any factor): oneDNN's linear
+resampling maps output ``d`` to ``(d + 0.5) * in / out - 0.5`` and clamps at the edges, as the reference does
+when the scale is ``out / in`` (a ``sizes`` target, or scales that are exactly that). Values agree to float
+rounding (not bit-exact); in bf16 it keeps the resize in bf16 between convolutions.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import numpy as np
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, library
-from vinerun.plugins.cpu.kernels._dnnl_ops import RESAMPLING_NEAREST, Resampling
+from vinerun.plugins.cpu.kernels._dnnl_ops import RESAMPLING_LINEAR, RESAMPLING_NEAREST, Resampling
 from vinerun.plugins.cpu.kernels._native import element_layout, output_layout, single_primitive_kernel
 
 #: input layouts a node makes primitives for
@@ -28,6 +35,36 @@ def _exact_modes(node: Node) -> bool:
     # half-pixel: x = d // f + ((d % f) + 0.5) / f - 0.5, strictly within 0.5 of d // f: rounding to nearest only
     return (ctm in ("half_pixel", "pytorch_half_pixel") and rounding in ("round_prefer_floor", "round_prefer_ceil")
             or ctm in ("asymmetric", "tf_half_pixel_for_nn") and rounding == "floor")
+
+
+def _planned_scales(node: Node, shape: tuple[int, ...], out: tuple[int, ...]) -> list[float] | None:
+    """The coordinate transform's per-axis scales when the node's constant target gives ``out`` for ``shape``."""
+    target = node.const_input(node._target_index())  # type: ignore[attr-defined]
+    axes = node._axes(len(shape)) if target is not None else None  # type: ignore[attr-defined]
+    if target is None or axes is None:
+        return None
+    try:
+        planned, scales = node._plan(list(shape), target, axes)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a target the reference rejects: leave the node to it
+        return None
+    return list(scales) if tuple(planned) == out else None
+
+
+def half_pixel_linear(node: Node) -> bool:
+    """Whether ``node`` is an Interpolate ``linear_onnx`` resize of the spatial axes of a static 4-D tensor in
+    half-pixel coordinates with scales ``out / in`` (what oneDNN's linear resampling computes)."""
+    xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
+    if (node.type_name != "Interpolate" or getattr(node, "mode", "") != "linear_onnx"
+            or bool(getattr(node, "antialias", False)) or not xs.is_static or not ys.is_static or len(xs) != 4):
+        return False
+    shape, out = tuple(int(d) for d in xs.to_shape()), tuple(int(d) for d in ys.to_shape())
+    ctm = node.coordinate_transformation_mode  # type: ignore[attr-defined]
+    if ctm != "half_pixel" and not (ctm == "pytorch_half_pixel" and min(out[2:]) > 1):
+        return False
+    pads = node._pads(len(shape))  # type: ignore[attr-defined]
+    scales = _planned_scales(node, shape, out)
+    return (0 not in shape and not any(pads[0]) and not any(pads[1]) and scales is not None and out[:2] == shape[:2]
+            and all(scales[a] == out[a] / shape[a] for a in (2, 3)))
 
 
 def _whole_factors(node: Node, shape: tuple[int, ...], out: tuple[int, ...]) -> bool:
@@ -75,6 +112,23 @@ def dnnl_nearest_kernel(node: Node) -> Kernel | None:
         node, shape, out_layout,
         lambda x: Resampling(lib, element_layout(x), element_layout(out_layout.value), RESAMPLING_NEAREST),
         lambda inputs: [np.ascontiguousarray(reference(inputs)[0])], "onednn_resample_nearest", LAYOUTS)
+
+
+def dnnl_linear_kernel(node: Node) -> Kernel | None:
+    """The kernel for a half-pixel bilinear resize of an f32/bf16 4-D tensor of static shape, or None."""
+    lib = library()
+    dtype = np.dtype(node.get_input_element_type(0).to_dtype())
+    dt = DATA_TYPES.get(dtype.name)
+    if lib is None or dt is None or not half_pixel_linear(node):
+        return None
+    shape = tuple(int(d) for d in node.get_input_partial_shape(0).to_shape())
+    out = tuple(int(d) for d in node.get_output_partial_shape(0).to_shape())
+    out_layout = output_layout(node, out, dtype)
+    reference = node.evaluate
+    return single_primitive_kernel(
+        node, shape, out_layout,
+        lambda x: Resampling(lib, element_layout(x), element_layout(out_layout.value), RESAMPLING_LINEAR),
+        lambda inputs: [np.ascontiguousarray(reference(inputs)[0])], "onednn_resample_linear", LAYOUTS)
 
 
 @cpu_kernel("Resize")

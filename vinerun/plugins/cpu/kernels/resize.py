@@ -12,14 +12,14 @@ from vinerun.ir.node import Node
 from vinerun.plugin_api.aten import interpolate_mode
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
-from vinerun.plugins.cpu.kernels.resample_dnnl import dnnl_nearest_kernel
+from vinerun.plugins.cpu.kernels.resample_dnnl import dnnl_linear_kernel, dnnl_nearest_kernel
 
 _FLOAT = ("f32", "f64")
 
 
 @cpu_kernel("Interpolate")
 def interpolate(node: Node) -> Kernel | None:
-    direct = dnnl_nearest_kernel(node)  # whole-factor nearest upsampling: oneDNN, exact
+    direct = dnnl_nearest_kernel(node) or dnnl_linear_kernel(node)  # oneDNN's resampling where it computes the same
     if direct is not None:
         return direct
     ps = node.get_input_partial_shape(0)
