@@ -93,3 +93,21 @@ def test_cached_values_are_read_only():
                 if isinstance(v, np.ndarray) and v.size:
                     with pytest.raises(ValueError):
                         v.reshape(-1)[0] = 1
+
+
+def test_a_kv_cache_concat_and_head_transpose_of_dynamic_shapes_run_numpy_kernels():
+    """A decoder step: past [B, H, L, D] with the new token's head split concatenated; L grows every call."""
+    from vinerun.ops.transpose import Transpose
+
+    past = Parameter(Type.f32, [1, 2, -1, 4])
+    new = Parameter(Type.f32, [1, -1, 2, 4])
+    cache = Concat([past, Transpose(new, i64(0, 2, 1, 3))], axis=2)
+    model = Model([Relu(cache)], [past, new])
+    compiled = ov.Core().compile_model(model, "CPU", NO_SPECIALIZING)
+    kinds = {s.node.type_name: s.kernel.exec_type for s in compiled._impl.plan.steps}
+    assert kinds["Concat"] == "numpy_concat" and kinds["Transpose"] == "numpy_transpose"
+    request = compiled.create_infer_request()
+    for length in (3, 4, 5):
+        feed = [RNG.standard_normal([1, 2, length, 4]).astype(np.float32),
+                RNG.standard_normal([1, 1, 2, 4]).astype(np.float32)]
+        np.testing.assert_array_equal(request.infer(feed)[0], run_reference(model, feed)[0])

@@ -39,7 +39,9 @@ def dnnl_concat(node: Node) -> Kernel | None:
     dt = DATA_TYPES.get(dtype.name)
     shapes = [node.get_input_partial_shape(i) for i in range(n_in)]
     out_shape = node.get_output_partial_shape(0)
-    if (lib is None or dt is None or n_in < 2 or not out_shape.is_static or not all(s.is_static for s in shapes)
+    if not out_shape.is_static or not all(s.is_static for s in shapes):
+        return _dynamic_concat(node)
+    if (lib is None or dt is None or n_in < 2
             or any(np.dtype(node.get_input_element_type(i).to_dtype()) != dtype for i in range(n_in))):
         return None
     in_shapes = [tuple(int(d) for d in s.to_shape()) for s in shapes]
@@ -77,3 +79,20 @@ def dnnl_concat(node: Node) -> Kernel | None:
     kernel = Kernel(run, "onednn_concat")
     kernel.native = native
     return kernel
+
+
+def _dynamic_concat(node: Node) -> Kernel | None:
+    """A Concat of dynamic shapes (a KV cache growing by a token): NumPy's, with the axis resolved once."""
+    rank = node.get_output_partial_shape(0).rank
+    if rank.is_dynamic or node.get_input_size() < 1:
+        return None
+    axis = int(node.axis) % max(rank.get_length(), 1)  # type: ignore[attr-defined]
+    reference = node.evaluate
+
+    def run(inputs: list) -> list:
+        try:
+            return [np.concatenate(inputs, axis=axis)]
+        except ValueError:
+            return reference(inputs)  # its error names the shapes
+
+    return Kernel(run, "numpy_concat")

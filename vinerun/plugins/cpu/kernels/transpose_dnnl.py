@@ -49,6 +49,8 @@ def dnnl_transpose(node: Node) -> Kernel | None:
     dt = LAYOUT_TYPES.get(dtype.name)
     xs, ys = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
     order = node.const_input(1)
+    if order is not None and xs.rank.is_static and not (xs.is_static and ys.is_static):
+        return _dynamic_transpose(node, order, xs.rank.get_length())
     if lib is None or dt is None or order is None or not xs.is_static or not ys.is_static:
         return None
     shape = tuple(int(d) for d in xs.to_shape())
@@ -92,3 +94,17 @@ def dnnl_transpose(node: Node) -> Kernel | None:
     kernel.fn, kernel.native = run, native
     kernel.may_view = True  # type: ignore[attr-defined]  # its output can be its input's memory (Plan.run copies)
     return kernel
+
+
+def _dynamic_transpose(node: Node, order: np.ndarray, rank: int) -> Kernel | None:
+    """A Transpose of a dynamic shape by a constant order (a decoder's head split with a growing KV cache): NumPy's
+    copy with the order checked once here, not per call."""
+    perm = [int(a) % rank for a in np.asarray(order).reshape(-1)] if np.asarray(order).size else \
+        list(reversed(range(rank)))
+    if sorted(perm) != list(range(rank)):
+        return None  # the reference's error names the order
+
+    def run(inputs: list) -> list:
+        return [np.ascontiguousarray(np.transpose(inputs[0], perm))]
+
+    return Kernel(run, "numpy_transpose")

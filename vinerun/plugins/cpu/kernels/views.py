@@ -90,7 +90,8 @@ def _runtime_reshape(node: Node) -> Kernel:
 
     def run(inputs: list) -> list:
         x, pattern = inputs
-        shape = [int(d) for d in np.asarray(pattern).reshape(-1)]
+        shape = pattern.tolist() if type(pattern) is np.ndarray and pattern.ndim == 1 else \
+            [int(d) for d in np.asarray(pattern).reshape(-1)]
         if special_zero and 0 in shape:
             if len(shape) > x.ndim and any(d == 0 for d in shape[x.ndim:]):
                 return reference(inputs)
