@@ -20,6 +20,7 @@ from vinerun.plugins.cpu.depthwise_fusion import DepthwiseFusion
 from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
 from vinerun.plugins.cpu.plan import Plan, rewrite_patterns
 from vinerun.plugins.cpu.precision import lower_precision
+from vinerun.plugins.cpu.scale_shift_fusion import ScaleShiftFusion
 from vinerun.plugins.cpu.streams import SharedStreams, StreamsConfig, resolve_streams, stream_executor
 from vinerun.plugins.cpu.thread_governor import ThreadGovernor
 from vinerun.plugins.cpu.winograd_selection import WinogradSelection
@@ -45,6 +46,7 @@ def compile_plan(model: Model, precision: Any, winograd: bool = True, dq_group: 
     attention_fusion()(model)
     matmul_fusion()(model)
     layer_norm_fusion()(model)
+    ScaleShiftFusion()(model)  # per-channel affines the convolutions and LayerNorms did not take
     lower_precision(model, precision)
     DepthwiseFusion()(model)
     if winograd:

@@ -142,3 +142,26 @@ class MaskedGather(Node):
                                        .evaluate([mask])[0].T)
         return GatherND(Parameter(self.get_input_element_type(0), data.shape), Parameter(Type.i64, indices.shape))\
             .evaluate([data, indices])
+
+
+class FusedScaleShift(Node):
+    """``activation(x * scale + shift)``: a BatchNorm (or any per-channel affine) that no convolution before it
+    could take, with the ReLU after it (made by :mod:`..scale_shift_fusion`). ``scale`` and ``shift`` are
+    constants that broadcast ``x`` to nothing bigger; ``activation`` is ``""`` or ``"relu"``.
+
+    >>> FusedScaleShift(x, scale, shift, activation="relu").get_output_partial_shape(0)  # doctest: +SKIP
+    <PartialShape: [1,64,56,56]>
+    """
+
+    type_name, version, num_inputs = "FusedScaleShift", "vinerun_cpu", (3, 3)
+    activation = Attr("str", "")
+
+    def infer(self) -> list:
+        if self.activation not in ("", "relu"):
+            raise ValidationError(f"activation must be '' or 'relu', got {self.activation!r}")
+        return [(self.get_input_element_type(0), self.get_input_partial_shape(0))]
+
+    def evaluate(self, inputs: list) -> list:
+        x, scale, shift = inputs
+        y = (x * scale + shift).astype(x.dtype)
+        return [np.maximum(y, 0).astype(x.dtype) if self.activation == "relu" else y]
