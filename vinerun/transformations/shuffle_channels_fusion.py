@@ -10,12 +10,10 @@ shape, ``Reshape(x)`` to ``[N, g, C / g, H, W]``, ``Transpose`` by ``[0, 2, 1, 3
 
 from __future__ import annotations
 
-from vinerun.ir.graph_edit import replace_output_update_name
-from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.ops.shuffle_channels import ShuffleChannels
 from vinerun.transformations.fusions import _sole_consumer
-from vinerun.transformations.pass_infra import InPlacePass, PassResult
+from vinerun.transformations.pass_infra import ReplaceMatches
 
 
 def _static(shape) -> tuple[int, ...] | None:  # noqa: ANN001 - a PartialShape
@@ -45,24 +43,25 @@ def _match(last: Node) -> tuple[Node, int] | None:
     return first, split[1]
 
 
-class ShuffleChannelsFusion(InPlacePass):
+def _fused(match: tuple[Node, Node, int]) -> ShuffleChannels:
+    first, last, group = match
+    return ShuffleChannels(first.input_value(0), axis=1, group=group, name=last.friendly_name)
+
+
+class ShuffleChannelsFusion(ReplaceMatches):
     """Replace each Reshape-Transpose-Reshape channel shuffle with ShuffleChannels(axis=1).
 
     >>> ShuffleChannelsFusion()(model).modified
     True
     """
 
-    def call(self, model: Model) -> PassResult:
-        modified = False
-        for node in model.get_ordered_ops():
-            found = _match(node)
-            if found is None:
-                continue
-            first, group = found
-            shuffle = ShuffleChannels(first.input_value(0), axis=1, group=group, name=node.friendly_name)
-            transpose = node.input_value(0).node
-            replace_output_update_name(node.output(0), shuffle.output(0))
-            for gone in (node, transpose, first):  # each read only by the next
-                gone.detach()
-            modified = True
-        return PassResult(model, modified)
+    def __init__(self) -> None:
+        super().__init__(_fused)
+
+    def match(self, node: Node) -> tuple[Node, Node, int] | None:
+        found = _match(node)
+        return None if found is None else (found[0], node, found[1])
+
+    def covered(self, match: tuple[Node, Node, int]) -> tuple[Node, list[Node]]:
+        first, last, _ = match
+        return last, [last, last.input_value(0).node, first]  # each read only by the next

@@ -465,16 +465,19 @@ class Conv2d(Primitive):
             if lib.lib.dnnl_primitive_desc_next_impl(pd) != 0:
                 return False
 
+    #: oneDNN's primitive (``dnnl_<kind>_forward_primitive_desc_create``) and algorithm
+    kind, algorithm = "convolution", _CONV_DIRECT
+
     def _first_descriptor(self, key: tuple[int, bool], attr: ctypes.c_void_p) -> ctypes.c_void_p:
         lib = self.lib
         w_any = self.md(self.wdims, None, self.dtype)
         b_md = self.md((self.bias.shape[0],), (1,)) if self.bias is not None else None
         strides, dil, pl, pr = self.geometry
         pd = ctypes.c_void_p()
-        lib.check(lib.lib.dnnl_convolution_forward_primitive_desc_create(
-            ctypes.byref(pd), lib.engine, _FWD_INFERENCE, _CONV_DIRECT, self.src_mds[key[1]], w_any, b_md,
-            self.conv_dst_md, Dims(*strides), Dims(*dil), Dims(*pl), Dims(*pr), attr),
-            "convolution_primitive_desc_create")
+        create = getattr(lib.lib, f"dnnl_{self.kind}_forward_primitive_desc_create")
+        lib.check(create(ctypes.byref(pd), lib.engine, _FWD_INFERENCE, self.algorithm, self.src_mds[key[1]], w_any,
+                         b_md, self.conv_dst_md, Dims(*strides), Dims(*dil), Dims(*pl), Dims(*pr), attr),
+                  f"{self.kind}_primitive_desc_create")
         return pd
 
     def _runtime(self, key: tuple[int, bool]) -> list[tuple[int, ctypes.c_void_p]]:
@@ -509,21 +512,11 @@ class Deconv2d(Conv2d):
     called as :class:`Conv2d`. ``w`` is ``[O, C, kh, kw]`` (``[G, O / G, C / G, kh, kw]`` flattened over the groups
     for a grouped one), the transpose of OpenVINO's ``[C, O, kh, kw]``; ``pads_end`` less the output padding."""
 
+    kind, algorithm = "deconvolution", _DECONV_DIRECT
+
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.depthwise = False
-
-    def _first_descriptor(self, key: tuple[int, bool], attr: ctypes.c_void_p) -> ctypes.c_void_p:
-        lib = self.lib
-        w_any = self.md(self.wdims, None, self.dtype)
-        b_md = self.md((self.bias.shape[0],), (1,)) if self.bias is not None else None
-        strides, dil, pl, pr = self.geometry
-        pd = ctypes.c_void_p()
-        lib.check(lib.lib.dnnl_deconvolution_forward_primitive_desc_create(
-            ctypes.byref(pd), lib.engine, _FWD_INFERENCE, _DECONV_DIRECT, self.src_mds[key[1]], w_any, b_md,
-            self.conv_dst_md, Dims(*strides), Dims(*dil), Dims(*pl), Dims(*pr), attr),
-            "deconvolution_primitive_desc_create")
-        return pd
 
 
 class PrimitiveCache:
