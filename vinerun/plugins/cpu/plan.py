@@ -74,6 +74,7 @@ def compile_passes(model: Model) -> None:
     """The graph passes of an If branch body, in place: cleanup (folding, dead code), the pattern rewrites, then
     the convolution, GELU and MatMul fusions (the compiled model runs these and more on its own graph)."""
     from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
+    from vinerun.plugins.cpu.scale_shift_fusion import ScaleShiftFusion
     from vinerun.transformations import common_cleanup
     from vinerun.transformations.gelu_fusion import GeluFusion
 
@@ -81,6 +82,7 @@ def compile_passes(model: Model) -> None:
     rewrite_patterns(model)
     GeluFusion()(model)
     conv_fusion()(model)
+    ScaleShiftFusion()(model)
     matmul_fusion()(model)
 
 
