@@ -14,7 +14,7 @@ from vinerun.ir.interpreter import run_reference
 from vinerun.ir.model import Model
 from vinerun.ir.types import Type
 from vinerun.ops.activations import Relu
-from vinerun.ops.arithmetic import Add
+from vinerun.ops.arithmetic import Add, Multiply
 from vinerun.ops.conv_backprop import ConvolutionBackpropData, GroupConvolutionBackpropData
 from vinerun.ops.convolution import Convolution
 from vinerun.plugins.cpu.kernels import select_kernel
@@ -100,3 +100,22 @@ def test_a_unet_up_step_is_in_the_segment_between_convolutions(precision):
     assert "ConvolutionBackpropData" not in steps
     deconv = next(s.node for s in compiled._impl.plan.steps if s.node.type_name == "ConvolutionBackpropData")
     assert deconv.get_output_element_type(0).get_type_name() == precision
+
+
+@needs_onednn
+def test_deconvolution_batchnorm_relu_deconvolution_stays_channels_last_in_one_segment():
+    """PP-OCR det's head: ConvTranspose -> BatchNorm -> ReLU -> ConvTranspose. The BatchNorm + ReLU (one
+    FusedScaleShift) hands the second deconvolution channels-last data (it reads that), so no layout change in
+    between sends the scale-shift to the NumPy reference."""
+    x = Parameter(Type.f32, [1, 8, 6, 6])
+    up = ConvolutionBackpropData(x, Constant(rand([8, 6, 2, 2]) * 0.3), strides=[2, 2])
+    normed = Relu(Add(Multiply(up, Constant(rand([1, 6, 1, 1]))), Constant(rand([1, 6, 1, 1]))))
+    out = ConvolutionBackpropData(normed, Constant(rand([6, 3, 2, 2]) * 0.3), strides=[2, 2])
+    model = Model([Relu(out)], [x])
+    data = rand([1, 8, 6, 6])
+    compiled = ov.Core().compile_model(model, "CPU", F32)
+    np.testing.assert_allclose(compiled.create_infer_request().infer([data])[0], run_reference(model, [data])[0],
+                               rtol=1e-4, atol=1e-4)
+    outside = [i.node.type_name for i in compiled._impl.plan.items if not isinstance(i, Segment)]
+    assert "FusedScaleShift" not in outside
+

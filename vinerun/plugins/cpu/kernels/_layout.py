@@ -15,7 +15,8 @@ from vinerun.plugins.cpu.kernels._torch import strided_view, to_torch
 #: op types whose kernels read a channels-last array without a copy
 CHANNELS_LAST_READERS = frozenset({"FusedConvolution", "FusedConvolutionDW", "Convolution", "GroupConvolution",
                                    "MaxPool", "AvgPool", "Concat", "Add", "Subtract", "Multiply", "Transpose",
-                                   "ShuffleChannels", "FusedScaleShift",
+                                   "ShuffleChannels", "FusedScaleShift", "ConvolutionBackpropData",
+                                   "GroupConvolutionBackpropData",
                                    "Interpolate", "Resize",
                                    # eltwise_dnnl, reduce_dnnl (their other kernels copy or make C-contiguous)
                                    "Relu", "Sigmoid", "Tanh", "Clamp", "Elu", "Gelu", "Swish", "HSwish",
