@@ -273,7 +273,7 @@ def _fmt(value: float | None, spec: str) -> str:
 
 
 def _ratio(a: float | None, b: float | None) -> str:
-    return "—" if a is None or b is None or b == 0 else f"{a / b:.2f}"
+    return _fmt(_ratio_value(a, b), ".2f")
 
 
 def table(rows: list[Row]) -> str:
@@ -368,7 +368,7 @@ def zoo_summary(rows: list[Row]) -> str:
             value = None if a is None or b is None else _ratio_value(getattr(a, attr), getattr(b, attr))
             if value is not None:
                 ratios[column][model] = value
-            cells.append("—" if value is None else f"{value:.2f}")
+            cells.append(_fmt(value, ".2f"))
         lines.append(f"| {model} | " + " | ".join(cells) + f" | {_agreement(index, model)} |")
     lines.append("| **geometric mean** | " + " | ".join(_fmt(_geomean(list(r.values())), ".2f")
                                                        for r in ratios.values()) + " | |")

@@ -24,31 +24,48 @@ from vinerun.ir.core_ops import Parameter
 from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
+from vinerun.transformations.fusions import _FLOATS
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
 
 
-class IdentityConvertElimination(InPlacePass):
+class _NoOpElimination(InPlacePass):
+    """Bypass each node :meth:`passes_through` names: its readers get the output it returns, and the nodes it
+    lists (left without readers) are detached with the node."""
+
+    def passes_through(self, node: Node) -> tuple[Output, list[Node]] | None:
+        raise NotImplementedError
+
+    def call(self, model: Model) -> PassResult:
+        modified = False
+        for node in model.get_ordered_ops():
+            if not node.output(0).get_target_inputs():
+                continue
+            found = self.passes_through(node)
+            if found is not None and _bypass(node, found[0]):
+                for gone in found[1]:
+                    gone.detach()
+                modified = True
+        return PassResult(model, modified)
+
+
+class IdentityConvertElimination(_NoOpElimination):
     """Remove each Convert whose destination type is its input's type.
 
     >>> IdentityConvertElimination()(model).modified
     True
     """
 
-    def call(self, model: Model) -> PassResult:
-        modified = False
-        for node in model.get_ordered_ops():
-            if node.type_name != "Convert" or not node.output(0).get_target_inputs():
-                continue
-            source = node.input_value(0)
-            if source.element_type == node.get_output_element_type(0) and source.element_type.is_static():
-                modified |= _bypass(node)
-        return PassResult(model, modified)
+    def passes_through(self, node: Node) -> tuple[Output, list[Node]] | None:
+        if node.type_name != "Convert":
+            return None
+        source = node.input_value(0)
+        same = source.element_type == node.get_output_element_type(0) and source.element_type.is_static()
+        return (source, []) if same else None
 
 
-def _bypass(node: Node, source: Output | None = None) -> bool:
-    """Give ``node``'s readers ``source`` (default: its input 0; the node is a no-op), unless that would merge a
-    model input's name with a named tensor's; returns whether it did."""
-    source = node.input_value(0) if source is None else source
+def _bypass(node: Node, source: Output) -> bool:
+    """Give ``node``'s readers ``source`` (the node is a no-op), unless that would merge a model input's name with
+    a named tensor's; returns whether it did."""
     if isinstance(source.node, Parameter) and node.output(0).get_names():
         return False
     replace_output_update_name(node.output(0), source)
@@ -93,26 +110,20 @@ def squeeze_undoes_unsqueeze(node: Node) -> bool:
         int(a) % r for a in np.asarray(added).reshape(-1))
 
 
-class IdentityShapeElimination(InPlacePass):
+class IdentityShapeElimination(_NoOpElimination):
     """Remove each Slice that keeps every element, and each Squeeze / Unsqueeze pair that gives back its input.
 
     >>> IdentityShapeElimination()(model).modified
     True
     """
 
-    def call(self, model: Model) -> PassResult:
-        modified = False
-        for node in model.get_ordered_ops():
-            if not node.output(0).get_target_inputs():
-                continue
-            if slice_keeps_everything(node):
-                modified |= _bypass(node)
-            elif squeeze_undoes_unsqueeze(node):
-                unsqueeze = node.input_value(0).node
-                if _bypass(node, unsqueeze.input_value(0)):
-                    unsqueeze.detach()  # the Squeeze was its only reader
-                    modified = True
-        return PassResult(model, modified)
+    def passes_through(self, node: Node) -> tuple[Output, list[Node]] | None:
+        if slice_keeps_everything(node):
+            return node.input_value(0), []
+        if squeeze_undoes_unsqueeze(node):
+            unsqueeze = node.input_value(0).node
+            return unsqueeze.input_value(0), [unsqueeze]  # the Squeeze was its only reader
+        return None
 
 
 #: (op, the constant that makes it a no-op, whether that constant may be the first operand)
@@ -121,7 +132,7 @@ _NEUTRAL = {"Multiply": (1.0, True), "Divide": (1.0, False), "Add": (0.0, True),
 
 def neutral_operand(node: Node) -> Output | None:
     """The operand ``node`` passes through unchanged when it is an arithmetic no-op (see the module docstring)."""
-    if node.type_name not in _NEUTRAL or node.get_output_element_type(0).get_type_name() not in _FLOAT_TYPES:
+    if node.type_name not in _NEUTRAL or node.get_output_element_type(0).get_type_name() not in _FLOATS:
         return None
     neutral, either = _NEUTRAL[node.type_name]
     pairs = [(0, 1), (1, 0)] if either else [(0, 1)]
@@ -135,22 +146,13 @@ def neutral_operand(node: Node) -> Output | None:
     return None
 
 
-_FLOAT_TYPES = {"f32", "f16", "bf16", "f64"}
-
-
-class IdentityArithmeticElimination(InPlacePass):
+class IdentityArithmeticElimination(_NoOpElimination):
     """Remove each ``x * 1``, ``x / 1``, ``x + 0``, ``x - 0`` whose constant broadcasts ``x`` to nothing bigger.
 
     >>> IdentityArithmeticElimination()(model).modified
     True
     """
 
-    def call(self, model: Model) -> PassResult:
-        modified = False
-        for node in model.get_ordered_ops():
-            if not node.output(0).get_target_inputs():
-                continue
-            kept = neutral_operand(node)
-            if kept is not None:
-                modified |= _bypass(node, kept)
-        return PassResult(model, modified)
+    def passes_through(self, node: Node) -> tuple[Output, list[Node]] | None:
+        kept = neutral_operand(node)
+        return None if kept is None else (kept, [])

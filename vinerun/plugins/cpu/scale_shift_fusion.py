@@ -17,7 +17,7 @@ from __future__ import annotations
 from vinerun.ir.core_ops import Constant
 from vinerun.ir.node import Node, Output
 from vinerun.plugins.cpu.fused_ops import FusedScaleShift
-from vinerun.transformations.fusions import _FLOATS, _sole_consumer
+from vinerun.transformations.fusions import _FLOATS, _per_channel, _sole_consumer
 from vinerun.transformations.pass_infra import ReplaceMatches
 
 _Match = tuple[list[Node], Output, Output, Output, str]  # (the nodes, the last one last; x, scale, shift, activation)
@@ -35,13 +35,6 @@ def _split(node: Node) -> tuple[Output, Output] | None:
 
 def _keeps(node: Node, x: Output) -> bool:
     return x.partial_shape.is_static and node.get_output_partial_shape(0) == x.partial_shape
-
-
-def _per_channel(c: Output) -> bool:
-    """A scalar or ``[1, C, 1, 1]``-like constant: one value per channel of a 4-D tensor (not a LayerNorm's
-    scale over the last axis, which its own fusion takes)."""
-    shape = c.node.get_value().shape  # type: ignore[attr-defined]
-    return len(shape) <= 4 and all(d == 1 for i, d in enumerate((1,) * (4 - len(shape)) + tuple(shape)) if i != 1)
 
 
 def _fused(match: _Match) -> FusedScaleShift:
@@ -65,9 +58,10 @@ class ScaleShiftFusion(ReplaceMatches):
         if inner is None:
             return None
         x, scale = inner
-        if (len(x.partial_shape) != 4 or not (_keeps(outer[0].node, x) and _keeps(node, x))
-                or not (_per_channel(scale) and _per_channel(outer[1]))):
-            return None
+        et = node.get_output_element_type(0).get_type_name()
+        if (not (_keeps(outer[0].node, x) and _keeps(node, x)) or len(x.partial_shape) != 4
+                or not all(_per_channel(c.node.get_value(), 4, et, c) for c in (scale, outer[1]))):
+            return None  # (one value per channel, or one value: not a LayerNorm's scale over the last axis)
         nodes = [outer[0].node, node]
         relu = _sole_consumer(node)
         if relu is not None and relu.type_name == "Relu":

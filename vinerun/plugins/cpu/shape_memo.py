@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from vinerun.plugins.cpu.native_segment import SegmentError
+
 #: ops that are not functions of their inputs (state, randomness): never cached
 UNCACHED = frozenset({"ReadValue", "Assign", "RandomUniform", "Multinomial", "If", "Loop", "TensorIterator"})
 #: cached values held per group before its cache starts over (a causal mask of 1024 tokens is 4 MB)
@@ -34,12 +36,11 @@ class ShapeGroup:
     group's ShapeOf steps read first, then every other value it reads from outside) and returns those of
     :attr:`outs` (the values read after it), from the cache when those shapes are the same as a call before."""
 
-    def __init__(self, steps: list[Any], sources: list[int], ins: list[int], outs: list[int],
-                 constants: dict[int, Any]):
+    def __init__(self, steps: list[Any], n_sources: int, ins: list[int], outs: list[int], constants: dict[int, Any]):
         self.steps, self.ins, self.outs = steps, ins, outs
         self.free: list[int] = []
-        self.node = steps[0].node  # named when a step fails
-        self._n_sources = len(sources)
+        self.node = steps[0].node
+        self._n_sources = n_sources
         self._constants = constants
         self._cache: dict[tuple, list[Any]] = {}
         self._bytes = 0
@@ -63,9 +64,8 @@ class ShapeGroup:
             args = [None if s < 0 else local[s] if s in local else self._constants[s] for s in step.ins]
             try:
                 results = step.kernel.fn(args)
-            except Exception:
-                self.node = step.node  # the plan names this node
-                raise
+            except Exception as e:  # noqa: BLE001 - the plan names the node that failed
+                raise SegmentError(step.node, e) from e
             for s, v in zip(step.outs, results, strict=False):
                 local[s] = v
         return [_frozen(local[s]) for s in self.outs]
@@ -74,7 +74,7 @@ class ShapeGroup:
 def _frozen(value: Any) -> Any:
     """A cached value, read-only: a kernel that wrote into it would change every later call's value."""
     if isinstance(value, np.ndarray):
-        value = value if value.base is None and value.flags.owndata else value.copy()
+        value = value if value.flags.owndata else value.copy()
         value.flags.writeable = False
     return value
 
@@ -116,16 +116,17 @@ def memoize_shape_steps(steps: list[Any], constants: dict[int, Any], output_slot
             order.append(steps[i])
         members = grouped.get(i)
         if members:
-            order.append(_group([steps[k] for k in members], set(members), read_by, sources_of, constants,
-                                output_slots))
+            order.append(_group([steps[k] for k in members], set(members), read_by, sources_of, constants))
     return order
 
 
 def _group(members: list[Any], indices: set[int], read_by: dict[int, set[int]],
-           sources_of: dict[int, frozenset[int]], constants: dict[int, Any], output_slots: set[int]) -> ShapeGroup:
+           sources_of: dict[int, frozenset[int]], constants: dict[int, Any]) -> ShapeGroup:
+    """The group of ``members``: it reads the tensors their shapes come from first, and hands out what steps
+    outside it read (no shape step makes a model output)."""
     made = {s for st in members for s in st.outs}
     sources = sorted(frozenset().union(*(sources_of[s] for st in members for s in st.outs)))
     outside = sorted({s for st in members for s in st.ins if s >= 0 and s not in made and s not in constants})
     ins = sources + [s for s in outside if s not in sources]
-    outs = [s for s in sorted(made) if (read_by.get(s, set()) - indices) or s in output_slots]
-    return ShapeGroup(members, sources, ins, outs, constants)
+    outs = [s for s in sorted(made) if read_by.get(s, set()) - indices]
+    return ShapeGroup(members, len(sources), ins, outs, constants)

@@ -38,18 +38,18 @@ LAYOUTS = 4
 SMALL = 4096
 
 
-def dnnl_binary_kernel(node: Node, fallback: Kernel, op: str | None = None, post_ops: list[tuple] | None = None,
+def dnnl_binary_kernel(node: Node, fallback: Kernel, kind: str | None = None, post_ops: list[tuple] | None = None,
                        exec_type: str | None = None) -> Kernel:
     """``fallback`` with a oneDNN path (and a native form) where the node is an f32/bf16 Add, Subtract or
-    Multiply (``op``, default the node's type) of inputs 0 and 1, of static shapes whose broadcast oneDNN can
+    Multiply (``kind``, default the node's type) of inputs 0 and 1, of static shapes whose broadcast oneDNN can
     express; ``post_ops`` follow it in the same pass (a fused scale and shift's add and ReLU)."""
-    op = op or node.type_name
+    kind = kind or node.type_name
     lib = library()
     dtype = np.dtype(node.get_output_element_type(0).to_dtype())
     dt = DATA_TYPES.get(dtype.name)
     shapes = [node.get_input_partial_shape(i) for i in range(2)]
     out_shape = node.get_output_partial_shape(0)
-    if (lib is None or dt is None or op not in ALGORITHMS or not out_shape.is_static
+    if (lib is None or dt is None or kind not in ALGORITHMS or not out_shape.is_static
             or not all(s.is_static for s in shapes)
             or any(np.dtype(node.get_input_element_type(i).to_dtype()) != dtype for i in range(2))):
         return fallback
@@ -58,12 +58,12 @@ def dnnl_binary_kernel(node: Node, fallback: Kernel, op: str | None = None, post
     if not out or 0 in out or len(a) > len(out) or len(b) > len(out):
         return fallback
     a, b = (1,) * (len(out) - len(a)) + a, (1,) * (len(out) - len(b)) + b  # numpy broadcast: leading ones
-    swap = a != out and b == out and op in COMMUTATIVE
+    swap = a != out and b == out and kind in COMMUTATIVE
     full, other = (b, a) if swap else (a, b)
     if full != out:
         return fallback  # both operands broadcast, or the first of a non-commutative op
     out_layout = output_layout(node, out, dtype)
-    algorithm, size = ALGORITHMS[op], int(np.prod(out))
+    algorithm, size = ALGORITHMS[kind], int(np.prod(out))
     primitives = PrimitiveCache(lambda key: Binary(lib, element_layout(key[0], full), element_layout(key[1], other),
                                                    element_layout(key[2]), algorithm, post_ops), LAYOUTS)
     first, second = (1, 0) if swap else (0, 1)  # the inputs that are oneDNN's src0 and src1
@@ -97,6 +97,6 @@ def dnnl_binary_kernel(node: Node, fallback: Kernel, op: str | None = None, post
         return NativeStep(op, lambda threads: threads, buffers)
 
     # small ones run the given kernel from Python (profiling says so), oneDNN only inside segments
-    kernel = Kernel(run, (exec_type or "onednn_" + op.lower()) if size > SMALL else fallback.exec_type)
+    kernel = Kernel(run, (exec_type or "onednn_" + kind.lower()) if size > SMALL else fallback.exec_type)
     kernel.native = native
     return kernel

@@ -17,8 +17,6 @@ rounding (not bit-exact); in bf16 it keeps the resize in bf16 between convolutio
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
 
@@ -27,6 +25,7 @@ from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, PrimitiveCache, data_address, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import RESAMPLING_LINEAR, RESAMPLING_NEAREST, Resampling
 from vinerun.plugins.cpu.kernels._native import (
+    ValueLayout,
     dense_copy,
     dense_value,
     element_layout,
@@ -79,15 +78,8 @@ def half_pixel_linear(node: Node) -> bool:
 def _whole_factors(node: Node, shape: tuple[int, ...], out: tuple[int, ...]) -> bool:
     """Whether ``out`` is ``shape`` with the spatial axes multiplied by whole factors that are also the
     coordinate transform's scales."""
-    target = node.const_input(node._target_index())  # type: ignore[attr-defined]
-    axes = node._axes(len(shape)) if target is not None else None  # type: ignore[attr-defined]
-    if target is None or axes is None:
-        return False
-    try:
-        planned, scales = node._plan(list(shape), target, axes)  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 - a target the reference rejects: leave the node to it
-        return False
-    if tuple(planned) != out or out[:2] != shape[:2] or scales[0] != 1.0 or scales[1] != 1.0:
+    scales = _planned_scales(node, shape, out)
+    if scales is None or out[:2] != shape[:2] or scales[0] != 1.0 or scales[1] != 1.0:
         return False
     return all(o % s == 0 and o >= s and scales[a] == o // s for a, (s, o) in enumerate(zip(shape, out, strict=True))
                if a >= 2)
@@ -108,38 +100,37 @@ def whole_factor_nearest(node: Node) -> bool:
 
 def dnnl_nearest_kernel(node: Node) -> Kernel | None:
     """The kernel for a whole-factor nearest upsampling of an f32/bf16 3-5-D tensor of static shape, or None."""
-    lib = library()
-    dtype = np.dtype(node.get_input_element_type(0).to_dtype())
-    dt = DATA_TYPES.get(dtype.name)
-    if lib is None or dt is None or not whole_factor_nearest(node):
+    if not whole_factor_nearest(node):
         return None
-    shape = tuple(int(d) for d in node.get_input_partial_shape(0).to_shape())
-    out = tuple(int(d) for d in node.get_output_partial_shape(0).to_shape())
-    return _resampling_kernel(node, lib, shape, out, dtype, RESAMPLING_NEAREST, "onednn_resample_nearest")
+    return _resampling_kernel(node, RESAMPLING_NEAREST, "onednn_resample_nearest")
 
 
 def dnnl_linear_kernel(node: Node) -> Kernel | None:
     """The kernel for a half-pixel bilinear resize of an f32/bf16 4-D tensor of static shape, or None."""
+    if not half_pixel_linear(node):
+        return None
+    return _resampling_kernel(node, RESAMPLING_LINEAR, "onednn_resample_linear")
+
+
+def _resampling_kernel(node: Node, algorithm: int, exec_type: str) -> Kernel | None:
+    """A resampling of the node's static shapes per input layout a call brings, into the output layout the readers
+    want (None without oneDNN or for another element type than f32 / bf16); where oneDNN has only its reference
+    code for that pair (a channels-last source into a C-contiguous model output: ``ref:any``, 95 ms for LR-ASPP's
+    logits), the source is made C-contiguous first (one reorder) for the dense primitive."""
     lib = library()
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
-    dt = DATA_TYPES.get(dtype.name)
-    if lib is None or dt is None or not half_pixel_linear(node):
+    if lib is None or dtype.name not in DATA_TYPES:
         return None
     shape = tuple(int(d) for d in node.get_input_partial_shape(0).to_shape())
     out = tuple(int(d) for d in node.get_output_partial_shape(0).to_shape())
-    return _resampling_kernel(node, lib, shape, out, dtype, RESAMPLING_LINEAR, "onednn_resample_linear")
-
-
-def _resampling_kernel(node: Node, lib: Any, shape: tuple[int, ...], out: tuple[int, ...], dtype: np.dtype,
-                       algorithm: int, exec_type: str) -> Kernel:
-    """A resampling per input layout a call brings, into the output layout the readers want; where oneDNN has only
-    its reference code for that pair (a channels-last source into a C-contiguous model output: ``ref:any``, 95 ms
-    for LR-ASPP's logits), the source is made C-contiguous first (one reorder) for the dense primitive."""
     out_layout = output_layout(node, out, dtype)
     reference = node.evaluate
     dense_in = dense_value(shape, dtype)
-    plain = PrimitiveCache(lambda key: Resampling(lib, element_layout(key), element_layout(out_layout.value),
-                                                  algorithm), 1)
+
+    def make(x: ValueLayout) -> Resampling:
+        return Resampling(lib, element_layout(x), element_layout(out_layout.value), algorithm)
+
+    plain = PrimitiveCache(make, 1)
 
     def fallback(inputs: list) -> list:
         x = inputs[0]
@@ -151,10 +142,7 @@ def _resampling_kernel(node: Node, lib: Any, shape: tuple[int, ...], out: tuple[
         op(torch.get_num_threads(), data_address(x), data_address(y))
         return [y]
 
-    return single_primitive_kernel(
-        node, shape, out_layout,
-        lambda x: Resampling(lib, element_layout(x), element_layout(out_layout.value), algorithm),
-        fallback, exec_type, LAYOUTS)
+    return single_primitive_kernel(node, shape, out_layout, make, fallback, exec_type, LAYOUTS)
 
 
 @cpu_kernel("Resize")

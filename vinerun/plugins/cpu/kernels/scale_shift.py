@@ -26,4 +26,4 @@ def fused_scale_shift(node: Node) -> Kernel | None:
     post_ops: list[tuple] = [("binary", BINARY_ADD, shift)]
     if node.activation == "relu":  # type: ignore[attr-defined]
         post_ops.append(("eltwise", ELTWISE["relu"], 0.0, 0.0))
-    return dnnl_binary_kernel(node, reference, op="Multiply", post_ops=post_ops, exec_type="onednn_scale_shift")
+    return dnnl_binary_kernel(node, reference, kind="Multiply", post_ops=post_ops, exec_type="onednn_scale_shift")

@@ -55,20 +55,18 @@ def dnnl_transpose(node: Node) -> Kernel | None:
         return None
     shape = tuple(int(d) for d in xs.to_shape())
     out = tuple(int(d) for d in ys.to_shape())
-    rank = len(shape)
-    perm = [int(a) % rank for a in np.asarray(order).reshape(-1)] if np.asarray(order).size else \
-        list(reversed(range(rank)))
-    if not shape or 0 in shape or sorted(perm) != list(range(rank)):
+    perm = permutation(order, len(shape))
+    if not shape or 0 in shape or perm is None:
         return None
     out_value = dense_value(out, dtype)
 
-    def transposition(x: ValueLayout) -> Reorder:
-        """A copy of the input seen through the permuted strides into a C-contiguous output."""
-        strides = element_layout(x)[1]
-        return Reorder(lib, (out, tuple(strides[a] for a in perm), dt), element_layout(out_value))
-
     def permuted(x: ValueLayout) -> ValueLayout:
+        """The input seen through the permuted strides."""
         return out, tuple(x[1][a] for a in perm), dtype
+
+    def transposition(x: ValueLayout) -> Reorder:
+        """A copy of the permuted input into a C-contiguous output."""
+        return Reorder(lib, element_layout(permuted(x)), element_layout(out_value))
 
     kernel = single_primitive_kernel(node, shape, OutputLayout(out_value, False), transposition,
                                      lambda inputs: [np.ascontiguousarray(np.transpose(inputs[0], perm))],
@@ -96,13 +94,20 @@ def dnnl_transpose(node: Node) -> Kernel | None:
     return kernel
 
 
+def permutation(order: np.ndarray, rank: int) -> list[int] | None:
+    """A Transpose's constant order as axes (empty: reversed), or None when it is not a permutation of ``rank``
+    axes (the reference's error names it)."""
+    order = np.asarray(order).reshape(-1)
+    perm = [int(a) % rank for a in order] if order.size else list(reversed(range(rank)))
+    return perm if sorted(perm) == list(range(rank)) else None
+
+
 def _dynamic_transpose(node: Node, order: np.ndarray, rank: int) -> Kernel | None:
     """A Transpose of a dynamic shape by a constant order (a decoder's head split with a growing KV cache): NumPy's
     copy with the order checked once here, not per call."""
-    perm = [int(a) % rank for a in np.asarray(order).reshape(-1)] if np.asarray(order).size else \
-        list(reversed(range(rank)))
-    if sorted(perm) != list(range(rank)):
-        return None  # the reference's error names the order
+    perm = permutation(order, rank)
+    if perm is None:
+        return None
 
     def run(inputs: list) -> list:
         return [np.ascontiguousarray(np.transpose(inputs[0], perm))]
