@@ -1,8 +1,8 @@
 """A model with dynamic axes called repeatedly at one shape, against the same model reshaped to that static shape
 (vinerun only, f32, LATENCY hint, one request each, interleaved turns; median turn's time per call).
 
-The dynamic model serves its first calls from the dynamic plan while the plan specialized to the repeated shape
-compiles in the background (``plugins/cpu/specialize.py``); the figure is taken after 30 warm-up calls.
+The dynamic model serves its first call from the dynamic plan; the second call at that shape compiles the plan
+specialized to it (``plugin_api/specialize.py``); the figure is taken after 30 warm-up calls.
 
     python benchmarks/dynamic_vs_static.py bert-hf-sdpa gpt2-hf-eager ppocr-rec
 """

@@ -205,3 +205,33 @@ def test_bf16_runs_in_a_native_segment_of_bert():
     types = {type(item).__name__ for item in cm._impl.plan.items}
     assert types == {"Segment"}
     assert "blocked_attention_bf16" in [s.kernel.exec_type for s in cm._impl.plan.steps]
+
+
+def test_a_growing_kv_cache_runs_the_kernel_at_every_length():
+    """A decoder step: q of one token, k/v one longer per call; past the kernels made per layout, the first one
+    runs with its parameters rewritten, and calls back at the first length still get their own kernel's."""
+    b, h, d = 1, 4, 16
+    model, node = attention_model((b, 1, h * d), (b, h, -1, d), (b, h, -1, d), heads=h, split="q", merge=True,
+                                  mask_shape=(b, 1, 1, -1))
+    cm = ov.Core().compile_model(model, "CPU", F32)
+    request = cm.create_infer_request()
+    kernel = cm._impl.plan.steps[0].kernel
+    assert kernel.exec_type == "blocked_attention"
+    for length in [*range(3, 3 + 3 * attention_c.LAYOUTS), 3, 5]:
+        inputs = [rand([b, 1, h * d]), rand([b, h, length, d]), rand([b, h, length, d]),
+                  np.where(RNG.random((b, 1, 1, length)) < 0.2, -1e9, 0).astype(np.float32)]
+        got = request.infer(dict(enumerate(inputs)))[0]
+        want = node.evaluate([np.asarray(a, np.float64) for a in inputs])[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"kv length {length}")
+
+
+def test_a_growing_kv_cache_never_falls_back_to_aten(monkeypatch):
+    b, h, d = 1, 2, 8
+    model, _ = attention_model((b, h, 1, d), (b, h, -1, d), (b, h, -1, d))
+    import torch.nn.functional as F
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", lambda *a, **k: pytest.fail("ATen fallback"))
+    cm = ov.Core().compile_model(model, "CPU", F32)  # the kernel takes its fallback when it is made
+    request = cm.create_infer_request()
+    for length in range(1, 2 + 2 * attention_c.LAYOUTS):
+        request.infer([rand([b, h, 1, d]), rand([b, h, length, d]), rand([b, h, length, d])])

@@ -53,12 +53,24 @@ def test_latency_turn_feeds_the_state_back() -> None:
     def step(feed: dict[str, np.ndarray]) -> list[np.ndarray]:
         return [feed["x"], feed["state"] + 1]
 
-    times = compare.latency_turn(step, {"x": np.zeros(1), "state": np.zeros(2)}, {1: "state"}, seconds=0.0)
+    times = compare.latency_turn(step, compare.Steps({"x": np.zeros(1), "state": np.zeros(2)}, {1: "state"}), 0.0)
     assert len(times) == 1  # a turn runs at least once
-    seen = []
-    compare.latency_turn(lambda f: seen.append(f["state"][0]) or step(f), {"x": np.zeros(1), "state": np.zeros(2)},
-                         {1: "state"}, seconds=0.02)
+    seen: list[float] = []
+    steps = compare.Steps({"x": np.zeros(1), "state": np.zeros(2)}, {1: "state"})
+    compare.latency_turn(lambda f: seen.append(f["state"][0]) or step(f), steps, seconds=0.02)
     assert seen[:3] == [0, 1, 2]
+    done = len(seen)
+    compare.latency_turn(lambda f: seen.append(f["state"][0]) or step(f), steps, seconds=0.0)
+    assert seen[done] == done  # the next turn continues the state
+
+
+def test_steps_restart_every_cycle() -> None:
+    steps = compare.Steps({"state": np.zeros(1)}, {0: "state"}, cycle=3)
+    seen = []
+    for _ in range(7):
+        seen.append(float(steps.feed["state"][0]))
+        steps.after([steps.feed["state"] + 1])
+    assert seen == [0, 1, 2, 0, 1, 2, 0]
 
 
 def test_quick_cli_writes_the_table_and_json(tiny: ModelSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -3,17 +3,26 @@
 A model compiled with dynamic dimensions runs kernels that find their shapes per call: no prepacked
 primitives of a known size, no native segments (those need static shapes), shape arithmetic evaluated
 every time. A stream of calls of one shape (a speech model's fixed chunk, a server's usual batch) pays
-that for nothing. Here a shape seen :data:`SIGHTINGS` times is compiled again with those input shapes
-(reshape, constant folding of the now-static shape arithmetic, the fusions, a static plan) on a
-background thread, while the dynamic plan keeps serving; calls of that shape then run the specialized
-plan. At most :data:`LIMIT` shapes per compiled model get a plan (each holds its own prepacked weights).
-``CPU_RUNTIME_CACHE_CAPACITY=0`` (OpenVINO's key for the CPU's shape-keyed caches) turns this off.
+that for nothing. Here a shape seen :data:`SIGHTINGS` times within the last :data:`WINDOW` calls is compiled
+again with those input shapes (reshape, constant folding of the now-static shape arithmetic, the fusions, a
+static plan), and calls of that shape then run the specialized plan. A shape that comes back only now and then
+(a decoder's KV cache growing by one per step, restarted every 64 steps) is not repeating: compiling a plan for
+each would cost more than it ever saves. At most :data:`LIMIT` shapes per compiled model get a plan (each holds
+its own prepacked weights). ``CPU_RUNTIME_CACHE_CAPACITY=0`` (OpenVINO's key for the CPU's shape-keyed caches)
+turns this off.
+
+The call that makes a shape repeat compiles its plan, then runs on it (like OpenVINO's first inference at a new
+shape, that call is slow); calls on other threads meanwhile run the dynamic plan. Compiling on a background
+thread instead looked free but was not: the compile holds the GIL for milliseconds at a time, and every kernel
+call of a running inference waits for it to be handed back (GPT-2 decoding steps 1.5 ms -> 120 ms for as long as
+a background compile ran).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -23,8 +32,8 @@ import numpy as np
 LIMIT = 4
 #: calls of one shape before its plan is compiled (a shape seen once does not take a place)
 SIGHTINGS = 2
-#: distinct shapes counted before the counts start over (a stream of ever-new shapes)
-MAX_COUNTED = 256
+#: the recent calls (without a plan) that the sightings are counted in
+WINDOW = 16
 
 Shapes = tuple[tuple[int, ...] | None, ...]
 _log = logging.getLogger(__name__)
@@ -36,17 +45,18 @@ def call_shapes(inputs: list[Any]) -> Shapes:
 
 
 class SpecializedPlans:
-    """Plans built by ``build(shapes)`` for the input shapes calls bring, compiled in the background.
+    """Plans built by ``build(shapes)`` for the input shapes calls bring.
 
-    :meth:`get` returns the plan for a call's shapes once it is ready, else None (the caller runs its
-    dynamic plan). A shape whose build fails (the shapes contradict the model) is not tried again.
+    :meth:`get` returns the plan for a call's shapes: one compiled earlier, one it compiles now (the shape just
+    repeated), or None (the caller runs its dynamic plan). A shape whose build fails (the shapes contradict the
+    model) is not tried again.
     """
 
     def __init__(self, build: Callable[[Shapes], Any], limit: int = LIMIT, sightings: int = SIGHTINGS):
         self._build, self._limit, self._sightings = build, limit, sightings
         self._plans: dict[Shapes, Any] = {}
-        self._seen: dict[Shapes, int] = {}
-        self._started: dict[Shapes, threading.Thread] = {}
+        self._recent: deque[Shapes] = deque(maxlen=WINDOW)
+        self._started: dict[Shapes, threading.Event] = {}  # set once the plan is in (or its build failed)
         self._failed: set[Shapes] = set()
         self._lock = threading.Lock()
 
@@ -58,20 +68,16 @@ class SpecializedPlans:
         with self._lock:
             if shapes in self._started or shapes in self._failed or len(self._started) >= self._limit:
                 return None
-            if len(self._seen) >= MAX_COUNTED:
-                self._seen.clear()
-            self._seen[shapes] = self._seen.get(shapes, 0) + 1
-            if self._seen[shapes] < self._sightings:
+            self._recent.append(shapes)
+            if self._recent.count(shapes) < self._sightings:
                 return None
-            # not a daemon: the interpreter waits for it at exit (a daemon thread still packing weights in
-            # oneDNN while Python finalizes crashes the process)
-            worker = threading.Thread(target=self._compile, args=(shapes,), daemon=False,
-                                      name=f"vinerun-specialize-{len(self._started)}")
-            self._started[shapes] = worker
-        worker.start()
-        return None
+            done = self._started[shapes] = threading.Event()
+        try:
+            return self._compile(shapes)
+        finally:
+            done.set()
 
-    def _compile(self, shapes: Shapes) -> None:
+    def _compile(self, shapes: Shapes) -> Any | None:
         try:
             plan = self._build(shapes)
         except Exception as e:  # noqa: BLE001 - the dynamic plan keeps serving these shapes
@@ -79,13 +85,14 @@ class SpecializedPlans:
             with self._lock:
                 self._failed.add(shapes)
                 del self._started[shapes]  # its place goes to another shape
-            return
+            return None
         self._plans[shapes] = plan
+        return plan
 
     def wait(self, timeout: float | None = None) -> None:
-        """Wait for the compilations started so far (tests, benchmarks that want the steady state)."""
-        for worker in list(self._started.values()):
-            worker.join(timeout)
+        """Wait for the compilations other threads are running (tests, benchmarks that want the steady state)."""
+        for done in list(self._started.values()):
+            done.wait(timeout)
 
     def ready(self) -> list[Shapes]:
         """The input shapes that have a plan."""

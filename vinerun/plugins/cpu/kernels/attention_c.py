@@ -12,9 +12,11 @@ there, 388 us here; bf16 ~360 -> 263 us (AVX512-BF16 dot products); the network 
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import torch
 
@@ -29,6 +31,8 @@ from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, ValueLayout,
 LAYOUTS = 4
 #: element types of q, k, v and the output (bf16 needs AVX512-BF16), and of the mask
 TYPES = ("float32", "bfloat16")
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_DTYPES = frozenset((np.dtype(np.float32), _BF16))  # TYPES as dtypes: a set lookup, where dtype.name takes ~1.6 us
 __all__ = ["Attention", "available", "c_attention_kernel"]
 
 
@@ -47,7 +51,7 @@ def head_strides(layout: ValueLayout, heads: int, split: bool) -> tuple[tuple[in
     strides, else ``[B, H, S, D]`` as it is; None where the last axis is not contiguous f32 or bf16."""
     shape, strides, dtype = layout
     size = dtype.itemsize
-    if (dtype.name not in TYPES or not shape or (strides[-1] != size and shape[-1] > 1) or min(strides) < 0
+    if (dtype not in _DTYPES or not shape or (strides[-1] != size and shape[-1] > 1) or min(strides) < 0
             or any(s % size for s in strides)):
         return None
     el = [s // size for s in strides]
@@ -67,7 +71,7 @@ def mask_strides(layout: ValueLayout, dims: tuple[int, int, int, int]) -> tuple[
     that does not broadcast)."""
     shape, strides, dtype = layout
     size = dtype.itemsize
-    if dtype.name not in TYPES or len(shape) > 4 or min(strides, default=0) < 0 or any(s % size for s in strides):
+    if dtype not in _DTYPES or len(shape) > 4 or min(strides, default=0) < 0 or any(s % size for s in strides):
         return None
     shape = (1,) * (4 - len(shape)) + tuple(shape)
     strides = (0,) * (4 - len(strides)) + tuple(strides)
@@ -86,39 +90,77 @@ class Attention(CKernel):
 
     def __init__(self, layouts: tuple[ValueLayout, ...], heads: int, split: str, scale: float, merge: bool):
         super().__init__(library())  # type: ignore[arg-type] - callers check library() first
-        parts = [head_strides(lay, heads, name in split) for lay, name in zip(layouts[:3], "qkv", strict=True)]
-        if any(p is None for p in parts):
-            raise ValueError("attention: an input layout the kernel does not read")
-        (q, qs), (k, ks), (v, vs) = parts  # type: ignore[misc]
+        self.out_shape, self.params = attention_params(layouts, heads, split, scale, merge)
         self.dtype = layouts[0][2]
-        if any(lay[2] != self.dtype for lay in layouts[:3]):
-            raise ValueError("attention: q, k and v of different types")
-        b, h, sq, d = q
-        sk, dv = k[2], v[3]
-        if k[:2] != (b, h) or v[:3] != (b, h, sk) or k[3] != d:
-            raise ValueError(f"attention: q {q}, k {k} and v {v} do not match")
-        out = (sq * h * dv, dv, h * dv) if merge else (h * sq * dv, sq * dv, dv)
-        ms = (0, 0, 0)
-        if len(layouts) > 3:
-            found = mask_strides(layouts[3], (b, h, sq, sk))
-            if found is None:
-                raise ValueError(f"attention: a mask of layout {layouts[3]} does not broadcast to the scores")
-            ms = found
-        self.out_shape = (b, sq, h * dv) if merge else (b, h, sq, dv)
-        mask_bf16 = len(layouts) > 3 and layouts[3][2].name == "bfloat16"
-        self.params = (b, h, sq, sk, d, dv, qs, ks, vs, out, ms, int(len(layouts) > 3),
-                       int(self.dtype.name == "bfloat16"), int(mask_bf16), scale)
         self.n_buffers = len(layouts) + 1
         self.any_md = self.md((1,), (1,))  # the kernel reads its buffers' addresses only
 
+    def run_as(self, params: tuple, threads: int, *addresses: int) -> None:
+        """Run with the parameter block of other layouts (``attention_params``; same types, same mask or none):
+        the calling thread's block is rewritten where it differs, so a growing KV cache runs here without a new
+        kernel per length (one costs ~0.5 ms to make and bind). The block is this thread's own, apart from the one
+        that calls of the kernel's own layouts use."""
+        key = (threading.get_ident(), ("run_as", threads))
+        run = self._calls.get(key)
+        if run is None:
+            run = self._calls[key] = self.bound(threads)
+        block = run.binding.keep[0]  # type: ignore[attr-defined] - this thread's, read by the kernel per call
+        if getattr(run, "params", self.params) != params:
+            _write(block, params)
+            run.params = params  # type: ignore[attr-defined]
+        run(*addresses)
     def _runtime(self, key: Any) -> list[tuple[int, ctypes.c_void_p]]:
         return [(ARG_SRC, self.any_md)] * 3 + [(ARG_DST, self.any_md)] + [(ARG_SRC, self.any_md)] * (
             self.n_buffers - 4)
 
     def _params(self, key: Any) -> tuple[ctypes.Structure, Any]:
-        b, h, sq, sk, d, dv, qs, ks, vs, out, ms, has_mask, bf16, mask_bf16, scale = self.params
-        strides = [(ctypes.c_int64 * 3)(*s) for s in (qs, ks, vs, out, ms)]
-        return _Params(Api.of(self.lib), b, h, sq, sk, d, dv, *strides, has_mask, bf16, mask_bf16, scale), None
+        block = _Params(Api.of(self.lib))
+        _write(block, self.params)
+        return block, None
+
+
+def attention_params(layouts: tuple[ValueLayout, ...], heads: int, split: str, scale: float,
+                     merge: bool) -> tuple[tuple[int, ...], tuple]:
+    """(output shape, the values of the kernel's parameter block) for these input layouts (q, k, v, optional
+    mask); ValueError where the kernel does not read them."""
+    parts = [head_strides(lay, heads, name in split) for lay, name in zip(layouts[:3], "qkv", strict=True)]
+    if any(p is None for p in parts):
+        raise ValueError("attention: an input layout the kernel does not read")
+    (q, qs), (k, ks), (v, vs) = parts  # type: ignore[misc]
+    dtype = layouts[0][2]
+    if any(lay[2] != dtype for lay in layouts[:3]):
+        raise ValueError("attention: q, k and v of different types")
+    b, h, sq, d = q
+    sk, dv = k[2], v[3]
+    if k[:2] != (b, h) or v[:3] != (b, h, sk) or k[3] != d:
+        raise ValueError(f"attention: q {q}, k {k} and v {v} do not match")
+    out = (sq * h * dv, dv, h * dv) if merge else (h * sq * dv, sq * dv, dv)
+    ms = (0, 0, 0)
+    if len(layouts) > 3:
+        found = mask_strides(layouts[3], (b, h, sq, sk))
+        if found is None:
+            raise ValueError(f"attention: a mask of layout {layouts[3]} does not broadcast to the scores")
+        ms = found
+    mask_bf16 = len(layouts) > 3 and layouts[3][2] == _BF16
+    params = (b, h, sq, sk, d, dv, qs, ks, vs, out, ms, int(len(layouts) > 3), int(dtype == _BF16),
+              int(mask_bf16), scale)
+    return ((b, sq, h * dv) if merge else (b, h, sq, dv)), params
+
+
+_FIELDS = [name for name, _ in _Params._fields_[1:]]  # all but the api table, in attention_params' order
+
+
+def _write(block: _Params, params: tuple) -> None:
+    for name, value in zip(_FIELDS, params, strict=True):
+        if isinstance(value, tuple):
+            getattr(block, name)[:] = value
+        else:
+            setattr(block, name, value)
+
+
+def _addresses(arrays: list[np.ndarray], out: np.ndarray) -> list[int]:
+    """The kernel's buffer order: q, k, v, the output, then the mask."""
+    return [data_address(a) for a in arrays[:3]] + [data_address(out)] + [data_address(a) for a in arrays[3:]]
 
 
 def _layout(a: np.ndarray) -> ValueLayout:
@@ -137,23 +179,37 @@ def c_attention_kernel(node: Node, fallback: Callable[[list], list]) -> Kernel |
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
     heads, split, scale, merge = node.heads, node.split, float(node.scale), node.merge  # type: ignore[attr-defined]
 
+    made: list[Attention] = []  # the first kernel made: it runs the layouts past LAYOUTS (see run_as)
+
     def make(layouts: tuple[ValueLayout, ...]) -> Attention | None:
         try:
-            return Attention(layouts, heads, split, scale, merge)
+            op = Attention(layouts, heads, split, scale, merge)
         except ValueError:
             return None
+        made[:1] = made[:1] or [op]
+        return op
 
     kernels = PrimitiveCache(make, LAYOUTS)
 
     def run(inputs: list) -> list:
         arrays = [a for a in inputs if a is not None]
-        usable = all(type(a) is np.ndarray for a in arrays)
-        op = kernels.get(tuple(_layout(a) for a in arrays)) if usable else None
-        if op is None:
+        if not all(type(a) is np.ndarray for a in arrays):
             return fallback(inputs)
-        y = np.empty(op.out_shape, op.dtype)
-        op(torch.get_num_threads(), data_address(arrays[0]), data_address(arrays[1]), data_address(arrays[2]),
-           data_address(y), *(data_address(a) for a in arrays[3:]))
+        layouts = tuple(_layout(a) for a in arrays)
+        op = kernels.get(layouts)
+        if op is not None:
+            y = np.empty(op.out_shape, op.dtype)
+            op(torch.get_num_threads(), *_addresses(arrays, y))
+            return [y]
+        # a dynamic model's ever-new shapes (a KV cache one longer per call): the first kernel, re-parameterized
+        if not made or made[0].n_buffers != len(arrays) + 1:
+            return fallback(inputs)
+        try:
+            out_shape, params = attention_params(layouts, heads, split, scale, merge)
+        except ValueError:
+            return fallback(inputs)
+        y = np.empty(out_shape, layouts[0][2])
+        made[0].run_as(params, torch.get_num_threads(), *_addresses(arrays, y))
         return [y]
 
     kernel = Kernel(run, "blocked_attention")  # select_kernel appends "_bf16" for a bf16 node
