@@ -137,6 +137,13 @@ def _top_k_lowest_index_first(x: np.ndarray, k: int, ax: int, largest: bool) -> 
     values, indices = torch.topk(t, min(k + 1, n), dim=ax, largest=largest, sorted=True)
     v = (values.float() if values.dtype == torch.bfloat16 else values).numpy()
     v = v if ax == v.ndim - 1 else np.moveaxis(v, ax, -1)
+    # strictly ordered: no ties, no NaN (its comparisons are false); one NumPy pass where the checks below take
+    # three (90 TopKs of a detection head's per-class loop: ~5 us each)
+    ordered = np.less if largest else np.greater
+    if ordered(v[..., 1:], v[..., :-1]).all():
+        if ax == v.ndim - 1 and values.dtype != torch.bfloat16:  # NumPy's slices: ~0.1 us, torch's narrow ~1.4
+            return values.numpy()[..., :k], indices.numpy()[..., :k]
+        return to_numpy(values.narrow(ax, 0, k).contiguous()), indices.narrow(ax, 0, k).numpy()
     if not (v[..., 1:] == v[..., :-1]).any():  # no ties (and no NaN pairs: NaN != NaN)
         if v.dtype.kind != "f" or not np.isnan(v[..., :k]).any():
             return to_numpy(values.narrow(ax, 0, k).contiguous()), indices.narrow(ax, 0, k).numpy()
