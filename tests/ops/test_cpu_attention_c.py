@@ -235,3 +235,30 @@ def test_a_growing_kv_cache_never_falls_back_to_aten(monkeypatch):
     request = cm.create_infer_request()
     for length in range(1, 2 + 2 * attention_c.LAYOUTS):
         request.infer([rand([b, h, 1, d]), rand([b, h, length, d]), rand([b, h, length, d])])
+
+
+@pytest.mark.parametrize("precision", ["f32", "bf16"])
+def test_the_nan_guard_runs_in_the_kernel(precision):
+    """zero_masked_rows (an exporter's ``where(isnan(p), 0, p)`` after the softmax): rows whose keys the mask
+    removes entirely, and rows a NaN key makes NaN, give zeros, as the unfused graph does; static shapes keep
+    the kernel's native step."""
+    if precision == "bf16" and "avx512_bf16" not in cpu_flags():
+        pytest.skip("bf16 attention needs AVX512-BF16")
+    b, h, s, d = 2, 2, 5, 16
+    params = [Parameter(Type.f32, [b, h, s, d]) for _ in range(3)] + [Parameter(Type.f32, [b, 1, s, s])]
+    node = FusedAttention(params, heads=0, split="", merge=False, scale=0.25, zero_masked_rows=True)
+    model = Model([node], params)
+    q, k, v = rand([b, h, s, d]), rand([b, h, s, d]), rand([b, h, s, d])
+    mask = np.zeros((b, 1, s, s), np.float32)
+    mask[0, 0, 3] = -np.inf  # query 3 of batch 0 sees no key
+    k[1, 1, 2, 0] = np.nan  # every query of batch 1, head 1 sees a NaN score
+    cm = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": precision})
+    step = next(s for s in cm._impl.plan.steps if s.node.type_name == "FusedAttention")
+    assert step.kernel.exec_type.startswith("blocked_attention") and step.kernel.native is not None
+    got = cm.create_infer_request().infer([q, k, v, mask])[0].astype(np.float32)
+    assert not got[0, :, 3].any() and not got[1, 1].any()
+    keep = np.ones(got.shape, bool)
+    keep[0, :, 3] = keep[1, 1] = False
+    want = node.evaluate([np.asarray(a, np.float64) for a in (q, k, v, mask)])[0]
+    tol = 1e-5 if precision == "f32" else 3e-2
+    np.testing.assert_allclose(got[keep], want[keep], rtol=tol, atol=tol)

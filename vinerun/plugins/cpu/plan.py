@@ -33,10 +33,12 @@ def rewrite_patterns(model: Model) -> None:
     the convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
     too) folded together and into the convolution before them, a 2-D convolution over a width of 1 into a 1-D one,
     a spatial ReduceMean into a global AvgPool, ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step
-    LSTMSequence into LSTMCell, ``x[mask]`` as PyTorch exports it into a MaskedGather."""
+    LSTMSequence into LSTMCell, ``x[mask]`` as PyTorch exports it into a MaskedGather, a MatMul of flattened rows
+    reshaped back into the MatMul of the N-D input."""
     from vinerun.plugins.cpu.masked_gather import MaskedGatherFusion
     from vinerun.transformations.channel_split import ChannelSplitToSlices
     from vinerun.transformations.conv_squeeze import ConvWidthOneTo1D
+    from vinerun.transformations.flattened_matmul import FlattenedMatMulUnflattening
     from vinerun.transformations.hswish_fusion import HSwishFusion
     from vinerun.transformations.identity_elimination import (
         IdentityArithmeticElimination,
@@ -55,6 +57,7 @@ def rewrite_patterns(model: Model) -> None:
     IdentityConvertElimination()(model)
     IdentityShapeElimination()(model)
     IdentityArithmeticElimination()(model)
+    FlattenedMatMulUnflattening()(model)
     OneHotMatMulToGather()(model)
     MaskedGatherFusion()(model)
     ShuffleChannelsFusion()(model)

@@ -42,12 +42,19 @@ SLICE_TO_CHANNELS_LAST = frozenset({"FusedConvolution", "FusedConvolutionDW", "C
 
 
 def _takes_channels_last(reader: Node) -> bool:
-    """A reader that takes a channels-last array: one of :data:`CHANNELS_LAST_READERS`, or a Slice read only by
-    :data:`SLICE_TO_CHANNELS_LAST` kernels."""
+    """A reader that takes a channels-last array: one of :data:`CHANNELS_LAST_READERS` (a Concat only along the
+    channels), or a Slice read only by :data:`SLICE_TO_CHANNELS_LAST` kernels."""
     if reader.type_name == "Slice":
         targets = reader.output(0).get_target_inputs()
-        return bool(targets) and all(t.get_node().type_name in SLICE_TO_CHANNELS_LAST for t in targets)
-    return reader.type_name in CHANNELS_LAST_READERS
+        return bool(targets) and all(t.get_node().type_name in SLICE_TO_CHANNELS_LAST and _channel_concat_or_other(
+            t.get_node()) for t in targets)
+    return reader.type_name in CHANNELS_LAST_READERS and _channel_concat_or_other(reader)
+
+
+def _channel_concat_or_other(node: Node) -> bool:
+    """False for a Concat along another axis than the channels: a KV cache grown along its sequence axis (its
+    oneDNN concat of channels-last parts into a dense cache is a reference loop); True for any other node."""
+    return node.type_name != "Concat" or int(node.axis) % 4 == 1  # type: ignore[attr-defined]
 
 
 def strided_torch(a: np.ndarray) -> torch.Tensor:

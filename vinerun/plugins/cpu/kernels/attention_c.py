@@ -43,7 +43,7 @@ class _Params(ctypes.Structure):
                 ("sk", ctypes.c_int64), ("d", ctypes.c_int64), ("dv", ctypes.c_int64),
                 *[(name, ctypes.c_int64 * 3) for name in ("q", "k", "v", "out", "mask")],
                 ("has_mask", ctypes.c_int64), ("bf16", ctypes.c_int64), ("mask_bf16", ctypes.c_int64),
-                ("scale", ctypes.c_float)]
+                ("zero_nan_rows", ctypes.c_int64), ("scale", ctypes.c_float)]
 
 
 def head_strides(layout: ValueLayout, heads: int, split: bool) -> tuple[tuple[int, ...], tuple[int, int, int]] | None:
@@ -88,9 +88,10 @@ class Attention(CKernel):
 
     entry = "attention"
 
-    def __init__(self, layouts: tuple[ValueLayout, ...], heads: int, split: str, scale: float, merge: bool):
+    def __init__(self, layouts: tuple[ValueLayout, ...], heads: int, split: str, scale: float, merge: bool,
+                 zero_nan_rows: bool = False):
         super().__init__(library())  # type: ignore[arg-type] - callers check library() first
-        self.out_shape, self.params = attention_params(layouts, heads, split, scale, merge)
+        self.out_shape, self.params = attention_params(layouts, heads, split, scale, merge, zero_nan_rows)
         self.dtype = layouts[0][2]
         self.n_buffers = len(layouts) + 1
         self.any_md = self.md((1,), (1,))  # the kernel reads its buffers' addresses only
@@ -119,10 +120,11 @@ class Attention(CKernel):
         return block, None
 
 
-def attention_params(layouts: tuple[ValueLayout, ...], heads: int, split: str, scale: float,
-                     merge: bool) -> tuple[tuple[int, ...], tuple]:
+def attention_params(layouts: tuple[ValueLayout, ...], heads: int, split: str, scale: float, merge: bool,
+                     zero_nan_rows: bool = False) -> tuple[tuple[int, ...], tuple]:
     """(output shape, the values of the kernel's parameter block) for these input layouts (q, k, v, optional
-    mask); ValueError where the kernel does not read them."""
+    mask); ValueError where the kernel does not read them. ``zero_nan_rows``: rows whose softmax is NaN (every key
+    masked out) give zeros."""
     parts = [head_strides(lay, heads, name in split) for lay, name in zip(layouts[:3], "qkv", strict=True)]
     if any(p is None for p in parts):
         raise ValueError("attention: an input layout the kernel does not read")
@@ -143,7 +145,7 @@ def attention_params(layouts: tuple[ValueLayout, ...], heads: int, split: str, s
         ms = found
     mask_bf16 = len(layouts) > 3 and layouts[3][2] == _BF16
     params = (b, h, sq, sk, d, dv, qs, ks, vs, out, ms, int(len(layouts) > 3), int(dtype == _BF16),
-              int(mask_bf16), scale)
+              int(mask_bf16), int(zero_nan_rows), scale)
     return ((b, sq, h * dv) if merge else (b, h, sq, dv)), params
 
 
@@ -172,7 +174,8 @@ def _layout(a: np.ndarray) -> ValueLayout:
 
 def c_attention_kernel(node: Node, fallback: Callable[[list], list]) -> Kernel | None:
     """The kernel of an f32 FusedAttention, or a bf16 one on a CPU with AVX512-BF16 (an f32 or bf16 mask, or
-    none); None where the C kernels are not built."""
+    none); None where the C kernels are not built. With the node's ``zero_masked_rows`` the kernel gives zeros
+    for rows whose softmax is NaN (``fallback`` must do the same)."""
     n_in = node.get_input_size()
     types = {node.get_input_element_type(i).get_type_name() for i in range(3)}
     mask_ok = n_in < 4 or node.get_input_element_type(3).get_type_name() in ("f32", "bf16")
@@ -181,12 +184,13 @@ def c_attention_kernel(node: Node, fallback: Callable[[list], list]) -> Kernel |
         return None
     dtype = np.dtype(node.get_input_element_type(0).to_dtype())
     heads, split, scale, merge = node.heads, node.split, float(node.scale), node.merge  # type: ignore[attr-defined]
+    zero_nan = bool(node.zero_masked_rows)  # type: ignore[attr-defined]
 
     made: list[Attention] = []  # the first kernel made: it runs the layouts past LAYOUTS (see run_as)
 
     def make(layouts: tuple[ValueLayout, ...]) -> Attention | None:
         try:
-            op = Attention(layouts, heads, split, scale, merge)
+            op = Attention(layouts, heads, split, scale, merge, zero_nan)
         except ValueError:
             return None
         made[:1] = made[:1] or [op]
@@ -207,11 +211,11 @@ def c_attention_kernel(node: Node, fallback: Callable[[list], list]) -> Kernel |
         # a dynamic model's ever-new shapes (a KV cache one longer per call): the first kernel, re-parameterized
         if not made or made[0].n_buffers != len(arrays) + 1:
             return fallback(inputs)
-        key = (layouts, heads, split, scale, merge)
+        key = (layouts, heads, split, scale, merge, zero_nan)
         found = _RETARGETED.get(key)
         if found is None:
             try:
-                found = attention_params(layouts, heads, split, scale, merge)
+                found = attention_params(layouts, heads, split, scale, merge, zero_nan)
             except ValueError:
                 return fallback(inputs)
             if len(_RETARGETED) >= 64:

@@ -10,6 +10,8 @@ ATen, 1.8-1.9 ms on oneDNN, 2 threads).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -34,15 +36,21 @@ def _head_view(a: np.ndarray, heads: int) -> torch.Tensor:
 @cpu_kernel("FusedAttention")
 def fused_attention(node: Node) -> Kernel | None:
     kernel = _attention(node)
-    if kernel is None or not node.zero_masked_rows or node.get_input_size() < 4:
+    if (kernel is None or not node.zero_masked_rows or node.get_input_size() < 4
+            or kernel.exec_type == "blocked_attention"):  # the C kernel zeros those rows itself, its fallback too
         return kernel
-    # the NaN guard: rows the mask removes entirely are zeros (a Python step after the kernel, so no native one)
-    base, merge = kernel.fn, node.merge
+    return _guarded(kernel.fn, node, kernel.exec_type)
+
+
+def _guarded(base: Callable[[list], list], node: Node, exec_type: str) -> Kernel:
+    """The NaN guard: rows the mask removes entirely are zeros (a Python step after the kernel, so no native
+    one)."""
+    merge = node.merge
 
     def guarded(inputs: list) -> list:
-        return [zero_rows(base(inputs)[0], inputs[3], merge)]
+        return [zero_rows(base(inputs)[0], inputs[3] if len(inputs) > 3 else None, merge)]
 
-    return Kernel(guarded, kernel.exec_type)
+    return Kernel(guarded, exec_type)
 
 
 def _attention(node: Node) -> Kernel | None:
@@ -66,7 +74,8 @@ def _attention(node: Node) -> Kernel | None:
             y = y.transpose(1, 2).reshape(b, s, h * d)
         return [to_numpy(y.to(dtype).contiguous())]
 
-    blocked = c_attention_kernel(node, run)  # f32: one C kernel, ATen as the fallback
+    guarded = _guarded(run, node, "").fn if node.zero_masked_rows else run
+    blocked = c_attention_kernel(node, guarded)  # f32: one C kernel, ATen as the fallback
     if blocked is not None:
         return blocked
     direct = dnnl_attention_run(node, run)  # oneDNN primitives, ATen as the fallback

@@ -26,6 +26,7 @@ typedef struct {
     int64_t q[3], k[3], v[3], out[3], mask[3]; /* strides of the batch, head and row dimensions */
     int64_t has_mask;
     int64_t bf16, mask_bf16; /* q, k, v and out in bf16 (else f32); the mask in bf16 (else f32) */
+    int64_t zero_nan_rows;   /* a row whose softmax is NaN (a mask removing every key) gives zeros, not NaN */
     float scale;
 } attention;
 
@@ -102,15 +103,21 @@ INLINE void product(const float *a, int64_t a_pitch, int64_t rows, const float *
 }
 
 /* softmax of one row of `n` scores in place, unnormalized (keys from n to `padded` get weight 0); returns
- * 1 / the sum of the weights, NaN for a row with no finite maximum (as the reference: exp(-inf - -inf)) */
-INLINE float softmax_row(float *s, int64_t n, int64_t padded) {
+ * 1 / the sum of the weights, NaN for a row with no finite maximum (as the reference: exp(-inf - -inf)). With
+ * `zero_nan`, a row whose weights would be NaN (no finite maximum, a NaN score) gets weights 0 and 1 / sum 0: the
+ * zeros an exporter's ``where(isnan(p), 0, p)`` after the softmax makes of it */
+INLINE float softmax_row(float *s, int64_t n, int64_t padded, int64_t zero_nan) {
     float mx = -INFINITY;
     v16 m = splat(-INFINITY);
     int64_t j = 0;
     for (; j + LANES <= n; j += LANES) m = vmax(m, load(s + j));
     for (int l = 0; l < LANES; l++) mx = m[l] > mx ? m[l] : mx;
     for (; j < n; j++) mx = s[j] > mx ? s[j] : mx;
-    if (!(mx > -INFINITY) || mx == INFINITY) return NAN;
+    if (!(mx > -INFINITY) || mx == INFINITY) {
+        if (!zero_nan) return NAN;
+        memset(s, 0, (size_t)padded * sizeof(float));
+        return 0.0f;
+    }
     v16 sum = (v16){0}, top = splat(mx);
     for (j = 0; j + LANES <= n; j += LANES) {
         v16 e = exp_neg(load(s + j) - top);
@@ -125,6 +132,10 @@ INLINE float softmax_row(float *s, int64_t n, int64_t padded) {
     }
     float total = 0.0f;
     for (int l = 0; l < LANES; l++) total += sum[l];
+    if (zero_nan && total != total) { /* a NaN score */
+        memset(s, 0, (size_t)padded * sizeof(float));
+        return 0.0f;
+    }
     return 1.0f / total;
 }
 
@@ -160,7 +171,7 @@ INLINE void masked_softmax(const attention *p, const tensors *t, int64_t b, int6
             const float *m = (const float *)t->mask + at + r * p->mask[2];
             for (int64_t j = 0; j < sk; j++) s[j] += m[j];
         }
-        inv[r] = softmax_row(s, sk, kp);
+        inv[r] = softmax_row(s, sk, kp, p->zero_nan_rows);
     }
 }
 
