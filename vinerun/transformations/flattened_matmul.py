@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from vinerun.ir.graph_edit import replace_output_update_name
-from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.ops.arithmetic import Add
 from vinerun.ops.matmul import MatMul
-from vinerun.transformations.pass_infra import InPlacePass, PassResult
+from vinerun.transformations.pass_infra import ReplaceMatches
 
 #: a dim of a shape value: a length, or (tensor, axis) for a dynamic axis of that tensor
 Dim = int | tuple[Output, int]
@@ -106,8 +104,13 @@ def _bias(add: Node) -> tuple[Output, Output] | None:
     return None
 
 
-def _match(reshape: Node) -> tuple[Output, Node, Output | None, Node | None] | None:
-    """(x, the MatMul, the bias, the bias Add) where ``reshape`` unflattens a MatMul of flattened ``x``."""
+#: (the outer Reshape, x, the MatMul, the bias, the bias Add)
+_Match = tuple[Node, Output, Node, "Output | None", "Node | None"]
+
+
+def _match(reshape: Node) -> _Match | None:
+    """(the Reshape, x, the MatMul, the bias, the bias Add) where ``reshape`` unflattens a MatMul of flattened
+    ``x``."""
     if reshape.type_name != "Reshape":
         return None
     y, bias, add = reshape.input_value(0), None, None
@@ -136,28 +139,35 @@ def _match(reshape: Node) -> tuple[Output, Node, Output | None, Node | None] | N
     lead = [d.get_length() if d.is_static else (x, i) for i, d in enumerate(shape)][:-1]
     if t1 is None or t2 is None or t1[0] != [-1, k] or t2[0] != [*lead, n]:
         return None
-    return x, matmul, bias, add
+    if 0 in t2[0] and reshape.special_zero:  # type: ignore[attr-defined] - a 0 there copies y's dim, not x's
+        return None
+    return reshape, x, matmul, bias, add
 
 
-class FlattenedMatMulUnflattening(InPlacePass):
+class FlattenedMatMulUnflattening(ReplaceMatches):
     """Replace each ``Reshape(Reshape(x, [-1, K]) @ W (+ b), [*x.shape[:-1], N])`` with ``x @ W (+ b)``.
 
     >>> FlattenedMatMulUnflattening()(model).modified
     True
     """
 
-    def call(self, model: Model) -> PassResult:
-        modified = False
-        for node in model.get_ordered_ops():
-            found = _match(node)
-            if found is None:
-                continue
-            x, matmul, bias, add = found
-            out = MatMul(x, matmul.input_value(1), transpose_b=matmul.transpose_b,  # type: ignore[attr-defined]
-                         name=matmul.friendly_name).output(0)
-            if bias is not None and add is not None:
-                out = Add(out, bias, name=add.friendly_name).output(0)
-            replace_output_update_name(node.output(0), out)
-            node.detach()
-            modified = True
-        return PassResult(model, modified)
+    def __init__(self) -> None:
+        super().__init__(_unflattened)
+
+    def match(self, node: Node) -> _Match | None:
+        return _match(node)
+
+    def covered(self, match: _Match) -> tuple[Node, list[Node]]:
+        reshape, _, matmul, _, add = match
+        flat = matmul.input_value(0).node
+        return reshape, [reshape, *([add] if add is not None else []), matmul, flat]
+
+
+def _unflattened(match: _Match) -> Node:
+    """``x @ W (+ b)`` with the MatMul's and the Add's names."""
+    _, x, matmul, bias, add = match
+    out: Node = MatMul(x, matmul.input_value(1), transpose_b=matmul.transpose_b,  # type: ignore[attr-defined]
+                       name=matmul.friendly_name)
+    if bias is not None and add is not None:
+        out = Add(out, bias, name=add.friendly_name)
+    return out
