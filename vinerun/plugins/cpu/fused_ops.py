@@ -12,7 +12,7 @@ from vinerun.ir.node import Attr, Node
 from vinerun.ir.shape import Dimension, PartialShape
 from vinerun.ir.types import Type
 from vinerun.ops.gather import GatherND
-from vinerun.ops.topk_unique import NonZero
+from vinerun.ops.topk_unique import NonZero, stable_order
 from vinerun.transformations.fused_chain import FusedConvolutionBase, FusedMatMulBase
 from vinerun.transformations.fusions import ConvFusion
 from vinerun.transformations.matmul_fusion import MatMulFusion
@@ -165,3 +165,47 @@ class FusedScaleShift(Node):
         x, scale, shift = inputs
         y = (x * scale + shift).astype(x.dtype)
         return [np.maximum(y, 0).astype(x.dtype) if self.activation == "relu" else y]
+
+
+class ClassTopK(Node):
+    """Per-class score selection as detection heads write it, for every class at once (made by
+    :mod:`..class_topk`): for each column ``c`` of ``scores [N, C]`` named in ``columns``, the scores above
+    ``threshold``, the best ``min(k, count)`` of them (by score, ties by the lower row), their rows of ``boxes``
+    and ``labels[c]`` for each; the classes' results concatenated in ``columns`` order.
+
+    Outputs: the scores ``[M]``, the boxes ``[M, *boxes.shape[1:]]`` and the labels ``[M]`` (``label_type``).
+
+    >>> ClassTopK(scores, boxes, columns=[1, 2], labels=[1, 2], threshold=0.01, k=20).get_output_size()
+    ... # doctest: +SKIP
+    3
+    """
+
+    type_name, version, num_inputs, num_outputs = "ClassTopK", "vinerun_cpu", (2, 2), 3
+    columns = Attr("ints")
+    labels = Attr("ints")
+    threshold = Attr("float")
+    k = Attr("int")
+    label_type = Attr("str", "i64")
+
+    def infer(self) -> list:
+        scores, boxes = self.get_input_partial_shape(0), self.get_input_partial_shape(1)
+        if scores.rank.is_dynamic or scores.rank.get_length() != 2 or len(self.columns) != len(self.labels):
+            raise ValidationError(f"ClassTopK takes [N, C] scores and one label per column, got {scores}, "
+                                  f"{len(self.columns)} columns and {len(self.labels)} labels")
+        box_shape = PartialShape.dynamic() if boxes.rank.is_dynamic else PartialShape([Dimension(), *list(boxes)[1:]])
+        return [(self.get_input_element_type(0), PartialShape([Dimension()])),
+                (self.get_input_element_type(1), box_shape),
+                (Type(self.label_type), PartialShape([Dimension()]))]
+
+    def evaluate(self, inputs: list) -> list:
+        scores, boxes = inputs
+        parts: list[list[np.ndarray]] = [[], [], []]
+        for column, label in zip(self.columns, self.labels, strict=True):
+            s = scores[:, column]
+            keep = s > np.asarray(self.threshold, s.dtype)
+            chosen = s[keep]
+            order = stable_order(chosen, 0, True)[:min(self.k, chosen.size)]
+            parts[0].append(chosen[order])
+            parts[1].append(boxes[keep][order])
+            parts[2].append(np.full(order.size, label, Type(self.label_type).to_dtype()))
+        return [np.concatenate(p) for p in parts]

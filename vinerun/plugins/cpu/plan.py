@@ -33,11 +33,14 @@ def rewrite_patterns(model: Model) -> None:
     the convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
     too) folded together and into the convolution before them, a 2-D convolution over a width of 1 into a 1-D one,
     a spatial ReduceMean into a global AvgPool, ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step
-    LSTMSequence into LSTMCell, ``x[mask]`` as PyTorch exports it into a MaskedGather, a MatMul of flattened rows
-    reshaped back into the MatMul of the N-D input."""
+    LSTMSequence into LSTMCell, ``x[mask]`` as PyTorch exports it into a MaskedGather, a detection head's unrolled
+    per-class score selection into one ClassTopK, a MatMul of flattened rows reshaped back into the MatMul of the
+    N-D input."""
+    from vinerun.plugins.cpu.class_topk import ClassTopKFusion
     from vinerun.plugins.cpu.masked_gather import MaskedGatherFusion
     from vinerun.transformations.channel_split import ChannelSplitToSlices
     from vinerun.transformations.conv_squeeze import ConvWidthOneTo1D
+    from vinerun.transformations.dead_code import DeadCodeElimination
     from vinerun.transformations.flattened_matmul import FlattenedMatMulUnflattening
     from vinerun.transformations.hswish_fusion import HSwishFusion
     from vinerun.transformations.identity_elimination import (
@@ -60,6 +63,8 @@ def rewrite_patterns(model: Model) -> None:
     FlattenedMatMulUnflattening()(model)
     OneHotMatMulToGather()(model)
     MaskedGatherFusion()(model)
+    DeadCodeElimination()(model)  # the NonZeros the MaskedGathers left: ClassTopKFusion counts the mask's readers
+    ClassTopKFusion()(model)
     ShuffleChannelsFusion()(model)
     ChannelSplitToSlices()(model)
     PadFusion()(model)
