@@ -121,3 +121,16 @@ def test_the_reference_and_the_kernel_agree_on_negative_zeros_and_ties():
     assert want[2].tolist() == [5, 5, 5, 7, 7, 7]
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
+
+
+def test_calls_after_a_tie_take_the_exact_keys_and_agree():
+    from vinerun.plugins.cpu.fused_ops import ClassTopK
+    from vinerun.plugins.cpu.kernels import select_kernel
+
+    node = ClassTopK(Parameter(Type.f32, [-1, C]), Parameter(Type.f32, [-1, 4]), columns=list(range(1, C)),
+                     labels=list(range(1, C)), threshold=0.3, k=K)
+    kernel = select_kernel(node)
+    for ties in (False, True, False, True):  # the second call switches the kernel to the keys
+        data = inputs(ties)
+        for g, w in zip(kernel.fn(data), node.evaluate(data), strict=True):
+            np.testing.assert_array_equal(g, w)

@@ -25,6 +25,7 @@ def class_top_k(node: Node) -> Kernel | None:
     columns = np.asarray(node.columns, np.int64)  # type: ignore[attr-defined]
     labels = np.asarray(node.labels, np.dtype(node.get_output_element_type(2).to_dtype()))  # type: ignore
     k, threshold, reference = int(node.k), float(node.threshold), node.evaluate  # type: ignore[attr-defined]
+    tied: list[bool] = []  # non-empty once a call's scores tied: later calls take the keys at once (exact always)
 
     def run(inputs: list) -> list:
         scores, boxes = inputs
@@ -35,15 +36,19 @@ def class_top_k(node: Node) -> Kernel | None:
         kept = chosen > np.asarray(threshold, scores.dtype)
         counts = np.minimum(np.count_nonzero(kept, axis=1), k)
         wide = chosen.astype(np.float32) if chosen.dtype == _BF16 else chosen
-        masked = torch.from_numpy(np.where(kept, wide, -np.inf).astype(wide.dtype))
-        take = min(k + 1, masked.shape[1])
-        anchors = torch.topk(masked, take, dim=1, largest=True, sorted=True)[1].numpy()
-        values = np.take_along_axis(chosen, anchors, axis=1)
-        if take > 1:  # a tie among a class's chosen scores, or with the first one left out: keys without ties
-            ties = (values[:, 1:] == values[:, :-1]) & (np.arange(1, take) <= counts[:, None])
-            if ties.any():
+        take = min(k + 1, wide.shape[1])
+        if tied and wide.dtype == np.float32:  # scores that tied before (bf16-rounded): the keys at once
+            anchors = torch.topk(torch.from_numpy(_ordered_keys(wide, kept)), take, dim=1)[1].numpy()
+            values = np.take_along_axis(chosen, anchors, axis=1)
+        else:
+            masked = torch.from_numpy(np.where(kept, wide, -np.inf).astype(wide.dtype))
+            anchors = torch.topk(masked, take, dim=1, largest=True, sorted=True)[1].numpy()
+            values = np.take_along_axis(chosen, anchors, axis=1)
+            # a tie among a class's chosen scores, or with the first one left out: keys without ties
+            if take > 1 and ((values[:, 1:] == values[:, :-1]) & (np.arange(1, take) <= counts[:, None])).any():
                 if wide.dtype != np.float32:
                     return reference(inputs)
+                tied.append(True)
                 anchors = torch.topk(torch.from_numpy(_ordered_keys(wide, kept)), take, dim=1)[1].numpy()
                 values = np.take_along_axis(chosen, anchors, axis=1)
         first = np.arange(take) < counts[:, None]  # each class's first min(k, count)
@@ -54,9 +59,11 @@ def class_top_k(node: Node) -> Kernel | None:
 
 def _ordered_keys(scores: np.ndarray, kept: np.ndarray) -> np.ndarray:
     """int64 keys of f32 ``scores [classes, anchors]`` that order as the scores, then by the lower anchor (no two
-    equal); the scores not ``kept`` below every other."""
-    bits = (scores + np.float32(0)).view(np.int32).astype(np.int64)  # -0.0 + 0 is +0.0: equal zeros, equal keys
-    ordered = np.where(bits >= 0, bits, bits ^ 0x7FFFFFFF)  # the floats' order as integers (no NaN is kept)
-    anchors = scores.shape[1]
-    keys = (ordered << 32) | (anchors - 1 - np.arange(anchors, dtype=np.int64))
-    return np.where(kept, keys, np.iinfo(np.int64).min)
+    equal); the scores not ``kept`` below every other. In place where it can (0.4 ms for SSDlite's 90 x 3234)."""
+    bits = (scores + np.float32(0)).view(np.int32)  # -0.0 + 0 is +0.0: equal zeros, equal keys
+    bits ^= (bits >> 31) & np.int32(0x7FFFFFFF)  # the floats' order as integers (no NaN is kept)
+    keys = bits.astype(np.int64)
+    keys <<= 32
+    keys |= np.arange(scores.shape[1] - 1, -1, -1, dtype=np.int64)  # the lower anchor first among equal scores
+    keys[~kept] = np.iinfo(np.int64).min
+    return keys
