@@ -21,7 +21,8 @@ from vinerun.ops.matmul import MatMul
 from vinerun.ops.reshape import Reshape, Squeeze, Unsqueeze
 from vinerun.ops.shape_of import ShapeOf
 from vinerun.ops.slicing import Slice
-from vinerun.transformations.flattened_matmul import FlattenedMatMulUnflattening, shape_value
+from vinerun.transformations.flattened_matmul import FlattenedMatMulUnflattening
+from vinerun.transformations.shape_arithmetic import shape_value
 
 RNG = np.random.default_rng(3)
 K, N = 16, 24

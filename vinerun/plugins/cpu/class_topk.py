@@ -26,8 +26,8 @@ from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.plugins.cpu.fused_ops import ClassTopK
-from vinerun.transformations.flattened_matmul import Dim, shape_value
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
+from vinerun.transformations.shape_arithmetic import Dim, shape_value
 
 
 @dataclass

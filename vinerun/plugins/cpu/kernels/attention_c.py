@@ -16,7 +16,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import torch
 
@@ -26,13 +25,13 @@ from vinerun.plugins.cpu.kernels import Kernel
 from vinerun.plugins.cpu.kernels._ckernel import Api, CKernel, available
 from vinerun.plugins.cpu.kernels._dnnl import ARG_DST, ARG_SRC, PrimitiveCache, data_address, library
 from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, ValueLayout, arriving_layout, dense_value
+from vinerun.plugins.cpu.kernels._torch import BF16
 
 #: input layout combinations a node makes kernels for (each a parameter block); others run the fallback
 LAYOUTS = 4
-#: element types of q, k, v and the output (bf16 needs AVX512-BF16), and of the mask
-TYPES = ("float32", "bfloat16")
-_BF16 = np.dtype(ml_dtypes.bfloat16)
-_DTYPES = frozenset((np.dtype(np.float32), _BF16))  # TYPES as dtypes: a set lookup, where dtype.name takes ~1.6 us
+#: element types of q, k, v and the output (bf16 needs AVX512-BF16), and of the mask (dtypes: a set lookup, where
+#: ``dtype.name`` takes ~1.6 us)
+TYPES = frozenset((np.dtype(np.float32), BF16))
 __all__ = ["Attention", "available", "c_attention_kernel"]
 
 
@@ -51,7 +50,7 @@ def head_strides(layout: ValueLayout, heads: int, split: bool) -> tuple[tuple[in
     strides, else ``[B, H, S, D]`` as it is; None where the last axis is not contiguous f32 or bf16."""
     shape, strides, dtype = layout
     size = dtype.itemsize
-    if (dtype not in _DTYPES or not shape or (strides[-1] != size and shape[-1] > 1) or min(strides) < 0
+    if (dtype not in TYPES or not shape or (strides[-1] != size and shape[-1] > 1) or min(strides) < 0
             or any(s % size for s in strides)):
         return None
     el = [s // size for s in strides]
@@ -71,7 +70,7 @@ def mask_strides(layout: ValueLayout, dims: tuple[int, int, int, int]) -> tuple[
     that does not broadcast)."""
     shape, strides, dtype = layout
     size = dtype.itemsize
-    if dtype not in _DTYPES or len(shape) > 4 or min(strides, default=0) < 0 or any(s % size for s in strides):
+    if dtype not in TYPES or len(shape) > 4 or min(strides, default=0) < 0 or any(s % size for s in strides):
         return None
     shape = (1,) * (4 - len(shape)) + tuple(shape)
     strides = (0,) * (4 - len(strides)) + tuple(strides)
@@ -110,6 +109,7 @@ class Attention(CKernel):
             _write(block, params)
             run.params = params  # type: ignore[attr-defined]
         run(*addresses)
+
     def _runtime(self, key: Any) -> list[tuple[int, ctypes.c_void_p]]:
         return [(ARG_SRC, self.any_md)] * 3 + [(ARG_DST, self.any_md)] + [(ARG_SRC, self.any_md)] * (
             self.n_buffers - 4)
@@ -143,8 +143,8 @@ def attention_params(layouts: tuple[ValueLayout, ...], heads: int, split: str, s
         if found is None:
             raise ValueError(f"attention: a mask of layout {layouts[3]} does not broadcast to the scores")
         ms = found
-    mask_bf16 = len(layouts) > 3 and layouts[3][2] == _BF16
-    params = (b, h, sq, sk, d, dv, qs, ks, vs, out, ms, int(len(layouts) > 3), int(dtype == _BF16),
+    mask_bf16 = len(layouts) > 3 and layouts[3][2] == BF16
+    params = (b, h, sq, sk, d, dv, qs, ks, vs, out, ms, int(len(layouts) > 3), int(dtype == BF16),
               int(mask_bf16), int(zero_nan_rows), scale)
     return ((b, sq, h * dv) if merge else (b, h, sq, dv)), params
 

@@ -9,15 +9,14 @@ top-k runs again on int64 keys that order by score, then by the lower anchor (:f
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import torch
 
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels._torch import BF16
 
-_BF16 = np.dtype(ml_dtypes.bfloat16)
-_FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64), _BF16})
+_FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64), BF16})
 
 
 @cpu_kernel("ClassTopK")
@@ -25,7 +24,7 @@ def class_top_k(node: Node) -> Kernel | None:
     columns = np.asarray(node.columns, np.int64)  # type: ignore[attr-defined]
     labels = np.asarray(node.labels, np.dtype(node.get_output_element_type(2).to_dtype()))  # type: ignore
     k, threshold, reference = int(node.k), float(node.threshold), node.evaluate  # type: ignore[attr-defined]
-    tied: list[bool] = []  # non-empty once a call's scores tied: later calls take the keys at once (exact always)
+    tied = False  # once a call's scores tied, calls take the exact keys at once
 
     def run(inputs: list) -> list:
         scores, boxes = inputs
@@ -35,22 +34,21 @@ def class_top_k(node: Node) -> Kernel | None:
         chosen = scores[:, columns].T  # [classes, anchors]
         kept = chosen > np.asarray(threshold, scores.dtype)
         counts = np.minimum(np.count_nonzero(kept, axis=1), k)
-        wide = chosen.astype(np.float32) if chosen.dtype == _BF16 else chosen
+        wide = chosen.astype(np.float32) if chosen.dtype == BF16 else chosen
         take = min(k + 1, wide.shape[1])
-        if tied and wide.dtype == np.float32:  # scores that tied before (bf16-rounded): the keys at once
-            anchors = torch.topk(torch.from_numpy(_ordered_keys(wide, kept)), take, dim=1)[1].numpy()
-            values = np.take_along_axis(chosen, anchors, axis=1)
-        else:
+        nonlocal tied
+        if not tied:
             masked = torch.from_numpy(np.where(kept, wide, -np.inf).astype(wide.dtype))
             anchors = torch.topk(masked, take, dim=1, largest=True, sorted=True)[1].numpy()
             values = np.take_along_axis(chosen, anchors, axis=1)
-            # a tie among a class's chosen scores, or with the first one left out: keys without ties
+            # a tie among a class's chosen scores, or with the first one left out: the order needs the keys
             if take > 1 and ((values[:, 1:] == values[:, :-1]) & (np.arange(1, take) <= counts[:, None])).any():
                 if wide.dtype != np.float32:
                     return reference(inputs)
-                tied.append(True)
-                anchors = torch.topk(torch.from_numpy(_ordered_keys(wide, kept)), take, dim=1)[1].numpy()
-                values = np.take_along_axis(chosen, anchors, axis=1)
+                tied = True
+        if tied:  # scores that tie (bf16-rounded ones often, so later calls take the keys at once)
+            anchors = torch.topk(torch.from_numpy(_ordered_keys(wide, kept)), take, dim=1)[1].numpy()
+            values = np.take_along_axis(chosen, anchors, axis=1)
         first = np.arange(take) < counts[:, None]  # each class's first min(k, count)
         return [values[first], boxes[anchors[first]], np.repeat(labels, counts)]
 

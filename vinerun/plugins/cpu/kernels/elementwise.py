@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import ml_dtypes
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -18,7 +17,7 @@ import torch.nn.functional as F
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._native import strided_view
-from vinerun.plugins.cpu.kernels._torch import FLOAT_TYPES, to_numpy, to_torch
+from vinerun.plugins.cpu.kernels._torch import BF16, FLOAT_TYPES, to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.binary_dnnl import dnnl_binary_kernel
 from vinerun.plugins.cpu.kernels.convert_dnnl import dnnl_convert_kernel
 from vinerun.plugins.cpu.kernels.eltwise_dnnl import dnnl_eltwise_kernel
@@ -81,7 +80,6 @@ _F32 = np.dtype(np.float32)
 #: the largest bf16 operands of the NumPy path (ml_dtypes' ufuncs: the same f32 arithmetic and rounding as ATen's,
 #: [1, 1, 256] added in 0.6 us where ATen takes 5.4 us with its conversions; even at 4096)
 SMALL_BF16 = 2048
-_BF16_NP = np.dtype(ml_dtypes.bfloat16)
 
 
 def _small_binary_kernel(op: Callable, ufunc: np.ufunc, name: str,
@@ -93,7 +91,7 @@ def _small_binary_kernel(op: Callable, ufunc: np.ufunc, name: str,
         a, b = inputs[0], inputs[1]
         if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and (
                 (a.dtype in types and a.size <= SMALL and b.size <= SMALL)
-                or (bf16 and a.dtype == _BF16_NP and a.size <= SMALL_BF16 and b.size <= SMALL_BF16)):
+                or (bf16 and a.dtype == BF16 and a.size <= SMALL_BF16 and b.size <= SMALL_BF16)):
             r = ufunc(a, b)
             return [r if type(r) is np.ndarray else np.asarray(r)]  # 0-D operands give a NumPy scalar
         return [to_numpy(op(to_torch(a), to_torch(b)))]
@@ -281,7 +279,7 @@ SMALL_TO_BF16, SMALL_FROM_BF16 = 8192, 131072
 
 def _small_float_convert(to: np.dtype, torch_dtype: torch.dtype) -> Kernel:
     """f32 <-> bf16: NumPy casts (ml_dtypes) for small arrays, ATen for the others."""
-    small = SMALL_TO_BF16 if to == _BF16_NP else SMALL_FROM_BF16
+    small = SMALL_TO_BF16 if to == BF16 else SMALL_FROM_BF16
 
     def run(inputs: list) -> list:
         x = inputs[0]

@@ -39,18 +39,18 @@ def fused_attention(node: Node) -> Kernel | None:
     if (kernel is None or not node.zero_masked_rows or node.get_input_size() < 4
             or kernel.exec_type == "blocked_attention"):  # the C kernel zeros those rows itself, its fallback too
         return kernel
-    return _guarded(kernel.fn, node, kernel.exec_type)
+    return Kernel(_guarded(kernel.fn, node), kernel.exec_type)
 
 
-def _guarded(base: Callable[[list], list], node: Node, exec_type: str) -> Kernel:
-    """The NaN guard: rows the mask removes entirely are zeros (a Python step after the kernel, so no native
-    one)."""
+def _guarded(base: Callable[[list], list], node: Node) -> Callable[[list], list]:
+    """``base`` with the NaN guard: rows the mask removes entirely are zeros (a Python step after the kernel, so
+    no native one)."""
     merge = node.merge
 
     def guarded(inputs: list) -> list:
         return [zero_rows(base(inputs)[0], inputs[3] if len(inputs) > 3 else None, merge)]
 
-    return Kernel(guarded, exec_type)
+    return guarded
 
 
 def _attention(node: Node) -> Kernel | None:
@@ -74,7 +74,7 @@ def _attention(node: Node) -> Kernel | None:
             y = y.transpose(1, 2).reshape(b, s, h * d)
         return [to_numpy(y.to(dtype).contiguous())]
 
-    guarded = _guarded(run, node, "").fn if node.zero_masked_rows else run
+    guarded = _guarded(run, node) if node.zero_masked_rows else run
     blocked = c_attention_kernel(node, guarded)  # f32: one C kernel, ATen as the fallback
     if blocked is not None:
         return blocked

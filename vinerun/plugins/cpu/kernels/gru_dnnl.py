@@ -29,14 +29,12 @@ import torch
 
 from vinerun.plugins.cpu.kernels._dnnl import (
     _FWD_INFERENCE,
-    _Q_WEIGHTS_MD,
-    ARG_BIAS,
     F32,
     DnnlError,
     Library,
-    Primitive,
 )
 from vinerun.plugins.cpu.kernels._dnnl_ops import dense
+from vinerun.plugins.cpu.kernels.lstm_cell import RnnPrimitive
 from vinerun.plugins.cpu.thread_governor import omp_threads
 
 #: distinct (sequence length, batch, layout) shapes a kernel makes primitives for
@@ -44,7 +42,7 @@ SHAPES = 8
 #: batch x hidden below which a call runs on one thread
 SMALL = 2048
 # oneDNN arguments (dnnl_types.h) and directions (dnnl_rnn_direction_t, oneDNN 3.x: 0 is undef)
-_SRC_LAYER, _SRC_ITER, _DST_LAYER, _DST_ITER, _WEIGHTS_LAYER, _WEIGHTS_ITER = 1, 2, 17, 18, 33, 34
+_SRC_LAYER, _SRC_ITER, _DST_LAYER, _DST_ITER = 1, 2, 17, 18
 _LEFT_TO_RIGHT, _RIGHT_TO_LEFT, _BIDIRECTIONAL_CONCAT = 1, 2, 3
 
 
@@ -58,7 +56,7 @@ def dnnl_bias(wb: np.ndarray, rb: np.ndarray, linear_before_reset: bool) -> np.n
     return np.concatenate([wb3[:2] + rb3[:2], wb3[2:], rb3[2:]])
 
 
-class GruSequencePrimitive(Primitive):
+class GruSequencePrimitive(RnnPrimitive):
     """oneDNN's GRU forward over ``seq`` steps of ``batch`` rows, one layer, one or both directions.
 
     ``w`` [D, 3H, I], ``r`` [D, 3H, H] in gate order z, r, h; ``bias`` [D, 3 or 4, H] (:func:`dnnl_bias`);
@@ -73,9 +71,9 @@ class GruSequencePrimitive(Primitive):
         dirs, hidden, inputs = w.shape[0], r.shape[2], w.shape[2]
         self.lbr, self.direction = linear_before_reset, direction
         # ldigo: [layer, direction, input, gate, hidden]
-        self.w_layer, self.w_iter = (np.ascontiguousarray(a.reshape(dirs, 3, hidden, -1).transpose(0, 3, 1, 2)[None],
-                                                          np.float32) for a in (w, r))
-        self.bias = np.ascontiguousarray(bias[None], np.float32)
+        w_layer, w_iter = (np.ascontiguousarray(a.reshape(dirs, 3, hidden, -1).transpose(0, 3, 1, 2)[None],
+                                                np.float32) for a in (w, r))
+        self._weights(w_layer, w_iter, np.ascontiguousarray(bias[None], np.float32))
 
         def sequence(channels: int) -> ctypes.c_void_p:  # dims (T, N, C) in the caller's layout
             strides = (channels, seq * channels, 1) if batch_first else (batch * channels, channels, 1)
@@ -83,8 +81,6 @@ class GruSequencePrimitive(Primitive):
 
         self.x_md, self.y_md = sequence(inputs), sequence(dirs * hidden if direction == 3 else hidden)
         self.h_md = self.md(*dense((1, dirs, batch, hidden), F32)[:2])
-        self.b_md = self.md(*dense(self.bias.shape, F32)[:2])
-        self.w_layer_md, self.w_iter_md = self.md(self.w_layer.shape, None), self.md(self.w_iter.shape, None)
 
     def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
         lib, pd = self.lib, ctypes.c_void_p()
@@ -97,13 +93,6 @@ class GruSequencePrimitive(Primitive):
     def _runtime(self, key: int) -> list[tuple[int, ctypes.c_void_p]]:
         return [(_SRC_LAYER, self.x_md), (_SRC_ITER, self.h_md), (_DST_LAYER, self.y_md), (_DST_ITER, self.h_md)]
 
-    def _constants(self, pd: ctypes.c_void_p) -> list[tuple[int, ctypes.c_void_p]]:
-        lib = self.lib
-        query = lib.lib.dnnl_primitive_desc_query_md
-        layer = self.reordered(self.w_layer, ctypes.c_void_p(query(pd, _Q_WEIGHTS_MD, 0)))
-        state = self.reordered(self.w_iter, ctypes.c_void_p(query(pd, _Q_WEIGHTS_MD, 1)))
-        bias = self._own("memory", lib.memory(self.b_md, self.bias.ctypes.data))
-        return [(_WEIGHTS_LAYER, layer), (_WEIGHTS_ITER, state), (ARG_BIAS, bias)]
 
 
 GruCall = Callable[[torch.Tensor, torch.Tensor], "tuple[torch.Tensor, torch.Tensor] | None"]

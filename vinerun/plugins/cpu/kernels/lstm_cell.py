@@ -49,7 +49,25 @@ def _gates(a: np.ndarray, order: str) -> list[np.ndarray]:
     return [parts[g] for g in order]
 
 
-class LstmCellPrimitive(Primitive):
+class RnnPrimitive(Primitive):
+    """A oneDNN RNN primitive's constant weights: ``w_layer`` and ``w_iter`` (ldigo, f32) reordered to the layout
+    the primitive wants once, and the f32 ``bias``."""
+
+    def _weights(self, w_layer: np.ndarray, w_iter: np.ndarray, bias: np.ndarray) -> None:
+        self.w_layer, self.w_iter, self.bias = w_layer, w_iter, bias
+        self.b_md = self.md(*dense(bias.shape, F32)[:2])
+        self.w_layer_md, self.w_iter_md = self.md(w_layer.shape, None), self.md(w_iter.shape, None)
+
+    def _constants(self, pd: ctypes.c_void_p) -> list[tuple[int, ctypes.c_void_p]]:
+        lib = self.lib
+        query = lib.lib.dnnl_primitive_desc_query_md
+        layer = self.reordered(self.w_layer, ctypes.c_void_p(query(pd, _Q_WEIGHTS_MD, 0)))
+        state = self.reordered(self.w_iter, ctypes.c_void_p(query(pd, _Q_WEIGHTS_MD, 1)))
+        bias = self._own("memory", lib.memory(self.b_md, self.bias.ctypes.data))
+        return [(_WEIGHTS_LAYER, layer), (_WEIGHTS_ITER, state), (ARG_BIAS, bias)]
+
+
+class LstmCellPrimitive(RnnPrimitive):
     """oneDNN's LSTM forward for one layer, direction and time step of ``batch`` rows; ``w`` [4H, I], ``r``
     [4H, H], ``b`` [4H] in OpenVINO's gate order (f, i, c, o), reordered to oneDNN's (i, f, c, o) once.
 
@@ -61,13 +79,11 @@ class LstmCellPrimitive(Primitive):
         super().__init__(lib)
         hidden, inputs = r.shape[1], w.shape[1]
         # oneDNN's ldigo layout: [layer, direction, input, gate, hidden]
-        self.w_layer, self.w_iter = (np.ascontiguousarray(np.stack(_gates(a, "ifco")).transpose(2, 0, 1)[None, None])
-                                     for a in (w, r))
-        self.bias = np.ascontiguousarray(np.stack(_gates(b, "ifco"))[None, None], np.float32)
+        w_layer, w_iter = (np.ascontiguousarray(np.stack(_gates(a, "ifco")).transpose(2, 0, 1)[None, None])
+                           for a in (w, r))
+        self._weights(w_layer, w_iter, np.ascontiguousarray(np.stack(_gates(b, "ifco"))[None, None], np.float32))
         self.x_md, self.y_md = self.md(*dense((1, batch, inputs), F32)), self.md(*dense((1, batch, hidden), F32))
         self.h_md = self.md(*dense((1, 1, batch, hidden), F32))  # each state, in and out
-        self.b_md = self.md(*dense(self.bias.shape, F32))
-        self.w_layer_md, self.w_iter_md = self.md(self.w_layer.shape, None), self.md(self.w_iter.shape, None)
 
     def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
         lib, pd, h = self.lib, ctypes.c_void_p(), self.h_md
@@ -81,13 +97,6 @@ class LstmCellPrimitive(Primitive):
         return [(_SRC_LAYER, self.x_md), (_DST_LAYER, self.y_md), (_SRC_ITER, h), (_SRC_ITER_C, h),
                 (_DST_ITER_C, h), (_DST_ITER, h)]
 
-    def _constants(self, pd: ctypes.c_void_p) -> list[tuple[int, ctypes.c_void_p]]:
-        lib = self.lib
-        query = lib.lib.dnnl_primitive_desc_query_md
-        layer = self.reordered(self.w_layer, ctypes.c_void_p(query(pd, _Q_WEIGHTS_MD, 0)))
-        state = self.reordered(self.w_iter, ctypes.c_void_p(query(pd, _Q_WEIGHTS_MD, 1)))
-        bias = self._own("memory", lib.memory(self.b_md, self.bias.ctypes.data))
-        return [(_WEIGHTS_LAYER, layer), (_WEIGHTS_ITER, state), (ARG_BIAS, bias)]
 
 
 def _supported(node: Node) -> bool:
