@@ -126,6 +126,30 @@ class IdentityShapeElimination(_NoOpElimination):
         return None
 
 
+def reshape_keeps_shape(node: Node) -> bool:
+    """Whether ``node`` is a Reshape whose static output shape is its input's (exporters write them where the
+    target shape was computed from the tensor's own shape: BERT's attention output before its head merge)."""
+    if node.type_name != "Reshape":
+        return False
+    before, after = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
+    return before.is_static and after.is_static and before == after \
+        and node.get_input_element_type(0) == node.get_output_element_type(0)
+
+
+class IdentityReshapeElimination(_NoOpElimination):
+    """Remove each Reshape to the (static) shape its input already has.
+
+    Left in, one stands between a fused op and what the fusion takes in after it: transformers' BERT reshapes the
+    attention's output [B, H, S, D] to [B, H, S, D] before the Transpose and Reshape of its head merge.
+
+    >>> IdentityReshapeElimination()(model).modified
+    True
+    """
+
+    def passes_through(self, node: Node) -> tuple[Output, list[Node]] | None:
+        return (node.input_value(0), []) if reshape_keeps_shape(node) else None
+
+
 #: (op, the constant that makes it a no-op, whether that constant may be the first operand)
 _NEUTRAL = {"Multiply": (1.0, True), "Divide": (1.0, False), "Add": (0.0, True), "Subtract": (0.0, False)}
 

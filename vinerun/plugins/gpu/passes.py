@@ -17,18 +17,20 @@ from vinerun.transformations import common_cleanup
 from vinerun.transformations.fused_transformer import attention_fusion, layer_norm_fusion
 from vinerun.transformations.gelu_fusion import GeluFusion
 from vinerun.transformations.hswish_fusion import HSwishFusion
-from vinerun.transformations.identity_elimination import IdentityConvertElimination
+from vinerun.transformations.identity_elimination import IdentityConvertElimination, IdentityReshapeElimination
 from vinerun.transformations.linear_folding import LinearFolding
 from vinerun.transformations.pad_fusion import PadFusion
+from vinerun.transformations.shared_ops import SharedOpOptimization
 from vinerun.transformations.swish_fusion import SwishFusion
 from vinerun.transformations.unroll_iterators import UnrollIterators
 
 
 def rewrite_patterns(model: Model) -> None:
-    """Converts that do nothing out, a constant Pad into the convolution or pooling after it, written-out
-    hard-swish, Swish and GELU into their ops, constant scales and shifts (BatchNorm too) folded into the
-    convolution before them."""
+    """Converts and Reshapes that do nothing out, a constant Pad into the convolution or pooling after it,
+    written-out hard-swish, Swish and GELU into their ops, constant scales and shifts (BatchNorm too) folded into
+    the convolution before them."""
     IdentityConvertElimination()(model)
+    IdentityReshapeElimination()(model)  # BERT's before its attention's head merge, which the fusion then takes
     PadFusion()(model)
     HSwishFusion()(model)
     LinearFolding()(model)
@@ -44,6 +46,7 @@ def gpu_passes(model: Model, precision: Any, device: torch.device, custom: froze
     if unroll and UnrollIterators()(model).modified:
         common_cleanup()(model)  # slices of constants, shape arithmetic of the copies
 
+    SharedOpOptimization()(model)  # one node for the copies exporters write (BERT's mask Where in every layer)
     rewrite_patterns(model)
     attention_fusion()(model)
     layer_norm_fusion()(model)
