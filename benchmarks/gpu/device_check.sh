@@ -5,7 +5,8 @@
 #
 #   bash benchmarks/gpu/device_check.sh            # everything (~9 minutes on an H100)
 #   bash benchmarks/gpu/device_check.sh device     # the device's correctness checks only
-#   bash benchmarks/gpu/device_check.sh perf       # the performance table only
+#   bash benchmarks/gpu/device_check.sh perf       # the performance table and the kernel profile only
+#   bash benchmarks/gpu/device_check.sh quick      # GPU tests, kernel profile, compile cache, table (~7 min)
 #
 # Packages the machine lacks go in .whl/ as wheels (starlette, uvicorn; onnx 1.23.2 to match CI's), model files
 # of PyPI packages it lacks in .gpumodels/ (silero_vad.onnx, ch_PP-OCRv4_det_infer.onnx, ch_PP-OCRv4_rec_infer.onnx).
@@ -42,7 +43,11 @@ for key in ("FULL_DEVICE_NAME", "DEVICE_ARCHITECTURE", "DEVICE_TYPE", "GPU_DEVIC
     print(f"  {key}: {core.get_property('GPU', key)}")
 PY
 
-if [ "$WHAT" != perf ]; then
+if [ "$WHAT" = quick ]; then
+  step gpu_tests 90 $PY -m pytest tests/gpu -n 4 -p no:cacheprovider -q -rs
+  step compile_cache 60 $PY benchmarks/gpu/cache_check.py --models resnet50
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = device ]; then
   step gpu_tests 90 $PY -m pytest tests/gpu -n 4 -p no:cacheprovider -q -rs
   step onnx_node_tests 80 $PY benchmarks/gpu/onnx_node_tests.py --no-cpu --jobs 12 --json "$OUT/onnx_node_tests.json"
   step compile_cache 60 $PY benchmarks/gpu/cache_check.py --models resnet50
@@ -51,6 +56,7 @@ if [ "$WHAT" != perf ]; then
   step devices_cli 20 vinerun devices
 fi
 if [ "$WHAT" != device ]; then
-  step bench 300 $PY benchmarks/gpu/bench.py --quick --json "$OUT/bench.json"
+  TAIL=60 step kernel_profile 90 $PY benchmarks/gpu/kernel_profile.py --models resnet50 bert --batches 1 64 --top 8
+  TAIL=60 step bench 300 $PY benchmarks/gpu/bench.py --quick --json "$OUT/bench.json"
 fi
 echo "=== done in $(( $(date +%s) - START ))s; logs in $OUT"

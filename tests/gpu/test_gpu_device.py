@@ -93,3 +93,66 @@ def test_async_queue_on_streams(core: ov.Core) -> None:
         queue.start_async({"x": x}, i)
     queue.wait_all()
     assert len(results) == 16 and all(np.array_equal(results[0], r) for r in results.values())
+
+
+def _conv_chain(post: str) -> ov.Model:
+    """A biased 3x3 convolution (as BatchNorm folds into one) and the post-ops ``post`` names."""
+    rng = np.random.default_rng(4)
+    x = ops.parameter([2, 16, 10, 10], np.float32, name="x")
+    w = ops.constant(rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.1)
+    y = ops.add(ops.convolution(x, w, [1, 1], [1, 1], [1, 1], [1, 1]),
+                ops.constant(rng.standard_normal((1, 16, 1, 1)).astype(np.float32)))
+    for step in post.split("_"):
+        y = {"relu": ops.relu, "sum": lambda v: ops.add(v, x), "clamp": lambda v: ops.clamp(v, 0.0, 6.0),
+             "hswish": ops.hswish, "bias": lambda v: v}[step](y)
+    return ov.Model([y], [x], f"conv_{post}")
+
+
+@pytest.mark.parametrize(("post", "exec_type"), [
+    ("relu", "cudnn_conv_fused"), ("sum_relu", "cudnn_conv_fused"), ("bias", "cudnn_conv+triton_fused"),
+    ("clamp", "cudnn_conv+triton_fused"), ("sum", "cudnn_conv+triton_fused"),
+    ("relu_sum_hswish", "cudnn_conv+triton_fused")])
+def test_convolution_post_ops_in_one_kernel(core: ov.Core, post: str, exec_type: str) -> None:
+    x = np.random.default_rng(5).standard_normal((2, 16, 10, 10)).astype(np.float32)
+    ref = core.compile_model(_conv_chain(post), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(x)[0]
+    for precision, tolerance in (("f32", 1e-4), ("f16", F16_TOLERANCE)):
+        compiled = core.compile_model(_conv_chain(post), "GPU", {"INFERENCE_PRECISION_HINT": precision,
+                                                                 "PERF_COUNT": True})
+        request = compiled.create_infer_request()
+        out = request.infer({"x": x})[0]
+        assert np.abs(out - ref).max() <= tolerance * np.abs(ref).max(), (post, precision)
+        executed = [p.exec_type for p in request.get_profiling_info() if p.status == "EXECUTED"]
+        assert exec_type in executed, executed
+        graphs = core.compile_model(_conv_chain(post), "GPU", {"INFERENCE_PRECISION_HINT": precision})
+        request = graphs.create_infer_request()
+        for _ in range(2):  # the second call replays the captured CUDA graph
+            np.testing.assert_allclose(request.infer({"x": x})[0], out, rtol=0, atol=tolerance * np.abs(ref).max())
+
+
+def _encoder_block() -> ov.Model:
+    """Three projections of one tensor (query, key, value), a residual add and a LayerNorm."""
+    rng = np.random.default_rng(6)
+    x = ops.parameter([2, 24, 64], np.float32, name="x")
+
+    def weight(*shape: int) -> ov.Output:
+        return ops.constant(rng.standard_normal(shape).astype(np.float32) * 0.1)
+
+    q, k, v = (ops.add(ops.matmul(x, weight(64, 64)), weight(64)) for _ in range(3))
+    h = ops.add(ops.add(ops.multiply(q, k), v), x)
+    norm = ops.add(ops.multiply(ops.mvn(h, ops.constant(np.array([-1], np.int64)), True, 1e-5), weight(64)),
+                   weight(64))
+    return ov.Model([norm], [x], "encoder_block")
+
+
+def test_parallel_projections_and_residual_layer_norm(core: ov.Core) -> None:
+    x = np.random.default_rng(7).standard_normal((2, 24, 64)).astype(np.float32)
+    ref = core.compile_model(_encoder_block(), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(x)[0]
+    for precision, tolerance in (("f32", 1e-4), ("f16", F16_TOLERANCE)):
+        compiled = core.compile_model(_encoder_block(), "GPU", {"INFERENCE_PRECISION_HINT": precision,
+                                                                "PERF_COUNT": True})
+        request = compiled.create_infer_request()
+        out = request.infer({"x": x})[0]
+        assert np.abs(out - ref).max() <= tolerance * np.abs(ref).max(), precision
+        executed = [(p.node_type, p.exec_type) for p in request.get_profiling_info() if p.status == "EXECUTED"]
+        assert ("ResidualLayerNorm", "triton_layer_norm") in executed, executed
+        assert sum(t == "FusedMatMul" for t, _ in executed) == 1, executed

@@ -17,9 +17,10 @@ from vinerun.ops.arithmetic import Add, Multiply
 from vinerun.ops.concat_split import Concat, Split, VariadicSplit
 from vinerun.ops.convolution import Convolution, GroupConvolution
 from vinerun.ops.matmul import MatMul
-from vinerun.plugins.gpu.fused_ops import GpuFusedConvolution, GpuFusedMatMul, gpu_fusions
+from vinerun.plugins.gpu.fused_ops import GpuFusedConvolution, GpuFusedMatMul, GpuResidualLayerNorm, gpu_fusions
 from vinerun.plugins.gpu.kernels import select_kernel
 from vinerun.plugins.gpu.plan import GpuPlan
+from vinerun.transformations.fused_transformer import FusedLayerNorm
 
 RNG = np.random.default_rng(5)
 
@@ -129,3 +130,78 @@ def test_unequal_split_is_left_alone():
     model = Model([Result(Concat([_conv(split.output(0), 2, 4), _conv(split.output(1), 4, 4)], axis=1))], [x])
     gpu_fusions(model)
     assert types(model) == ["VariadicSplit", "Convolution", "Convolution", "Concat"]
+
+
+def _fused_conv_model(post: str) -> tuple[Model, Output]:
+    """A 3x3 convolution and the post-ops ``post`` names ("relu", "sum_relu", "clamp", "sum"), fused."""
+    x = Parameter(Type.f32, [2, 4, 6, 6], name="x")
+    y: Output = Add(_conv(x.output(0), 4, 4), const(rand(1, 4, 1, 1))).output(0)
+    if post.startswith("sum"):
+        y = Add(y, x).output(0)
+    y = {"relu": Relu, "clamp": lambda v: Clamp(v, min=0.0, max=6.0)}.get(post.split("_")[-1], lambda v: v)(y)
+    model = Model([Result(y)], [x])
+    assert gpu_fusions(model)
+    return model, model.get_results()[0].input_value(0)
+
+
+@pytest.mark.parametrize("post", ["relu", "sum_relu"])
+def test_conv_relu_chains_take_cudnn_fused_convolution(stand_in, monkeypatch, post):
+    """On CUDA, ``bias [sum] relu`` goes to cuDNN's fused convolution: checked here with references standing in
+    for ``torch.cudnn_convolution_relu`` / ``cudnn_convolution_add_relu`` (same arguments) on the CPU."""
+    import torch
+    import torch.nn.functional as F
+
+    calls: list[str] = []
+
+    def conv_relu(x, w, b, stride, padding, dilation, groups):
+        calls.append("relu")
+        return F.conv2d(x, w, b, stride, padding, dilation, groups).relu()
+
+    def conv_add_relu(x, w, z, alpha, b, stride, padding, dilation, groups):
+        calls.append("add_relu")
+        assert z.is_contiguous(memory_format=torch.channels_last)
+        return (F.conv2d(x, w, b, stride, padding, dilation, groups) + alpha * z).relu()
+
+    monkeypatch.setattr(torch, "cudnn_convolution_relu", conv_relu)
+    monkeypatch.setattr(torch, "cudnn_convolution_add_relu", conv_add_relu)
+    monkeypatch.setattr(torch.backends.cudnn, "is_available", lambda: True)
+    model, fused = _fused_conv_model(post)
+    kernel = select_kernel(fused.node, torch.device("cuda"))  # only the kernel's choice: its tensors stay on the CPU
+    assert kernel.exec_type == "cudnn_conv_fused"
+    x = rand(2, 4, 6, 6)
+    inputs = [torch.from_numpy(x if v.node.type_name == "Parameter" else v.node.get_value())
+              for v in fused.node.input_values()]
+    got = kernel.fn(inputs)[0]
+    np.testing.assert_allclose(got.numpy(), run_reference(model, [x])[0], rtol=1e-5, atol=1e-5)
+    assert calls == [{"relu": "relu", "sum_relu": "add_relu"}[post]]
+
+
+@pytest.mark.parametrize("post", ["clamp", "sum"])
+def test_other_conv_chains_are_not_cudnn_fused(stand_in, post):
+    """Post-ops cuDNN's fused call does not cover: a Triton epilogue where Triton is (CUDA builds), else the
+    convolution with its post-ops applied in place."""
+    import torch
+
+    _, fused = _fused_conv_model(post)
+    kernel = select_kernel(fused.node, torch.device("cuda"))
+    assert kernel.exec_type in ("cudnn_conv+triton_fused", "cudnn_conv")
+
+
+def test_residual_add_goes_into_the_layer_norm(stand_in):
+    x = Parameter(Type.f32, [2, 3, 16], name="x")
+    h = Add(MatMul(x, const(rand(16, 16))), const(rand(16)))  # a projection and its bias: stays with the MatMul
+    norm = FusedLayerNorm(Add(h, x), const(rand(16) + 1), const(rand(16)), eps=1e-6, name="ln")
+    model = Model([Result(norm)], [x])
+    assert fuse_and_check(model, [rand(2, 3, 16)], stand_in) == ["FusedMatMul", "ResidualLayerNorm"]
+    fused = model.get_results()[0].input_value(0).node
+    assert isinstance(fused, GpuResidualLayerNorm) and fused.friendly_name == "ln"
+    assert [t for _, t in fused.fused_names] == ["Add"]
+    assert fused.input_value(0).node.post_ops == "bias"
+
+
+def test_layer_norm_of_a_broadcast_add_is_left_alone(stand_in):
+    x = Parameter(Type.f32, [2, 3, 16], name="x")
+    norm = FusedLayerNorm(Add(x, const(rand(16))), const(rand(16) + 1), const(rand(16)), eps=1e-6)
+    model = Model([Result(norm)], [x])
+    gpu_fusions(model)
+    assert "ResidualLayerNorm" not in types(model)

@@ -122,7 +122,7 @@ def test_chain_fusion_takes_scalars_and_residuals_only() -> None:
 def test_triton_source_is_generated_for_every_covered_step() -> None:
     x = ops.parameter([4], np.float32)
     nodes = [ops.relu(x), ops.gelu(x, "tanh"), ops.clamp(x, 0.0, 1.0), ops.hswish(x)]
-    source = triton_codegen.generate([(n, 0, False) for n in nodes] + [(ops.subtract(x, x), 1, True)], [True])
+    source = triton_codegen.generate([(n, 0, False) for n in nodes] + [(ops.subtract(x, x), 1, True)], ["scalar"])
     assert source is not None and "o - x" in source and "tl.load(O0)" in source
     compile(source, "chain.py", "exec")  # valid Python (Triton itself compiles it on the GPU machine)
     assert triton_codegen.generate([(ops.floor(x), 0, False)], []) is None

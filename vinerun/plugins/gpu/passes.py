@@ -20,6 +20,7 @@ from vinerun.transformations.hswish_fusion import HSwishFusion
 from vinerun.transformations.identity_elimination import IdentityConvertElimination, IdentityReshapeElimination
 from vinerun.transformations.linear_folding import LinearFolding
 from vinerun.transformations.pad_fusion import PadFusion
+from vinerun.transformations.parallel_matmul import ParallelMatMulFusion
 from vinerun.transformations.shared_ops import SharedOpOptimization
 from vinerun.transformations.swish_fusion import SwishFusion
 from vinerun.transformations.unroll_iterators import UnrollIterators
@@ -50,6 +51,7 @@ def gpu_passes(model: Model, precision: Any, device: torch.device, custom: froze
     rewrite_patterns(model)
     attention_fusion()(model)
     layer_norm_fusion()(model)
+    ParallelMatMulFusion()(model)  # query, key and value projections as one GEMM (its parts are views)
     gpu_fusions(model)
     EltwiseChainFusion(lambda node: node.type_name not in custom and has_device_kernel(node, device))(model)
     lower_precision(model, precision, device, custom)

@@ -62,9 +62,18 @@ def _expression(node: Node, position: int, has_operand: bool) -> str | None:
     return None
 
 
-def generate(steps: list[tuple[Node, int, bool]], scalars: list[bool]) -> str | None:
-    """The kernel source for ``steps`` ((node, position, has operand)); ``scalars[k]``: operand k is one element.
-    None when a step is not covered."""
+#: how a kernel reads an operand: one element, the running tensor's layout, or one value per channel
+OPERAND_LOADS = {
+    "scalar": "tl.load(O{k})",
+    "full": "tl.load(O{k} + offs, mask=mask)",
+    # a dense tensor's channel of flat index i is (i // INNER) % C: INNER is 1 channels-last, H*W for NCHW
+    "channel": "tl.load(O{k} + (offs // INNER) % C, mask=mask)",
+}
+
+
+def generate(steps: list[tuple[Node, int, bool]], loads: list[str]) -> str | None:
+    """The kernel source for ``steps`` ((node, position, has operand)); ``loads[k]``: how operand k is read (a key
+    of :data:`OPERAND_LOADS`). None when a step is not covered."""
     body: list[str] = []
     k = 0
     for node, position, has_operand in steps:
@@ -72,8 +81,7 @@ def generate(steps: list[tuple[Node, int, bool]], scalars: list[bool]) -> str | 
         if expr is None:
             return None
         if has_operand:
-            load = f"tl.load(O{k})" if scalars[k] else f"tl.load(O{k} + offs, mask=mask)"
-            body.append(f"    o = {load}.to(tl.float32)")
+            body.append(f"    o = {OPERAND_LOADS[loads[k]].format(k=k)}.to(tl.float32)")
             k += 1
         body.append(f"    x = {expr}")
     params = "".join(f"O{i}, " for i in range(k))
@@ -84,7 +92,7 @@ def generate(steps: list[tuple[Node, int, bool]], scalars: list[bool]) -> str | 
         "",
         "",
         "@triton.jit",
-        f"def chain_kernel(X, {params}Y, N, BLOCK: tl.constexpr):",
+        f"def chain_kernel(X, {params}Y, N, C, INNER, BLOCK: tl.constexpr):",
         "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)",
         "    mask = offs < N",
         "    x = tl.load(X + offs, mask=mask).to(tl.float32)",
@@ -137,11 +145,14 @@ CANDIDATES = [{"BLOCK": b, "num_warps": w} for b in (BLOCK, 512, 2048, 4096) for
 
 
 def launcher(kernel: Callable[..., Any]) -> Callable[..., None]:
-    """``launch(x, operands, y, params)``: one program per ``params["BLOCK"]`` elements of ``x`` (flat, dense
-    tensors), ``params["num_warps"]`` warps each."""
+    """``launch(x, operands, y, params, channels=1, inner=1)``: one program per ``params["BLOCK"]`` elements of
+    ``x`` (flat, dense tensors), ``params["num_warps"]`` warps each; ``channels`` and ``inner`` place the
+    per-channel operands (see :data:`OPERAND_LOADS`)."""
 
-    def launch(x: Any, operands: list[Any], y: Any, params: dict[str, int] = CANDIDATES[0]) -> None:  # noqa: B006
+    def launch(x: Any, operands: list[Any], y: Any, params: dict[str, int] = CANDIDATES[0],  # noqa: B006
+               channels: int = 1, inner: int = 1) -> None:
         n, block = x.numel(), params["BLOCK"]
-        kernel[((n + block - 1) // block,)](x, *operands, y, n, BLOCK=block, num_warps=params["num_warps"])
+        kernel[((n + block - 1) // block,)](x, *operands, y, n, channels, inner, BLOCK=block,
+                                           num_warps=params["num_warps"])
 
     return launch

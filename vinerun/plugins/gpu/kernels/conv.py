@@ -8,6 +8,7 @@ reshaped (and, for 2-D on CUDA, made channels-last) once, on the first call.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -18,10 +19,6 @@ from vinerun.plugins.gpu.kernels._nn import channels_last, float_node, prepared_
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _CONV_T = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
-
-#: ``run(x, w, bias) -> y``: a convolution with its attributes bound
-ConvFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor]
-
 
 def _filters(grouped: bool, nhwc: bool) -> Callable[[torch.Tensor], torch.Tensor]:
     """Filters as PyTorch takes them: ``[G, O/G, I/G, *K]`` -> ``[O, I/G, *K]``, channels-last on request."""
@@ -34,30 +31,45 @@ def _filters(grouped: bool, nhwc: bool) -> Callable[[torch.Tensor], torch.Tensor
     return prepare
 
 
-def conv_runner(node: Node, device: torch.device) -> ConvFn | None:
+@dataclass(frozen=True)
+class ConvCall:
+    """A forward convolution's attributes bound: ``operands(x, w)`` gives what cuDNN takes (padded data, prepared
+    filters, symmetric padding, groups); calling it runs the convolution with an optional bias."""
+
+    conv: Callable[..., torch.Tensor]
+    filters: Callable[[torch.Tensor], torch.Tensor]
+    node: Node
+    strides: list[int]
+    dilations: list[int]
+    grouped: bool
+    nhwc: bool
+
+    def operands(self, x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, list[int], int]:
+        groups = w.shape[0] if self.grouped else 1
+        w = self.filters(w)
+        pb, pe = self.node.explicit_pads(list(x.shape[2:]), list(w.shape[2:]))
+        if self.nhwc:
+            x = x.contiguous(memory_format=torch.channels_last)
+        if pb == pe and min(pb) >= 0:
+            return x, w, list(pb), groups
+        return F.pad(x, torch_pad(pb, pe)), w, [0] * len(pb), groups
+
+    def __call__(self, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        x, w, padding, groups = self.operands(x, w)
+        return self.conv(x, w, bias, self.strides, padding, self.dilations, groups)
+
+
+def conv_runner(node: Node, device: torch.device) -> ConvCall | None:
     """The forward convolution ``node`` (Convolution, GroupConvolution or a fused one) as a function of data,
     filters and an optional bias; None when it is not a float convolution of static rank 3-5."""
     n = spatial_count(node)
     if n not in _CONV or not float_node(node, 2):
         return None
-    conv = _CONV[n]
     grouped = "GroupConvolution" in (node.type_name, getattr(node, "conv_type", ""))
     nhwc = channels_last(device, n)
-    filters = prepared_input(node, 1, _filters(grouped, nhwc))
     strides, dilations, _, _ = node.spatial_attrs(n)
-    groups_of = (lambda w: w.shape[0]) if grouped else (lambda w: 1)
-
-    def run(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-        groups = groups_of(w)
-        w = filters(w)
-        pb, pe = node.explicit_pads(list(x.shape[2:]), list(w.shape[2:]))
-        if nhwc:
-            x = x.contiguous(memory_format=torch.channels_last)
-        if pb == pe and min(pb) >= 0:
-            return conv(x, w, bias, strides, pb, dilations, groups)
-        return conv(F.pad(x, torch_pad(pb, pe)), w, bias, strides, 0, dilations, groups)
-
-    return run
+    return ConvCall(_CONV[n], prepared_input(node, 1, _filters(grouped, nhwc)), node, list(strides),
+                    list(dilations), grouped, nhwc)
 
 
 @gpu_kernel("Convolution", "GroupConvolution")

@@ -31,7 +31,8 @@ def _triton_launch(node: Node, scalars: list[bool]) -> tuple[Any, str] | None:
         import triton  # noqa: F401 - ships with PyTorch's CUDA builds
     except ImportError:
         return None
-    source = triton_codegen.generate([(s.node, s.position, s.operand is not None) for s in node.steps], scalars)
+    source = triton_codegen.generate([(s.node, s.position, s.operand is not None) for s in node.steps],
+                                     ["scalar" if one else "full" for one in scalars])
     if source is None:
         return None
     return triton_codegen.launcher(triton_codegen.load(source)), hashlib.sha1(source.encode()).hexdigest()[:16]

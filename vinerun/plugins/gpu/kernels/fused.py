@@ -1,11 +1,15 @@
-"""Kernels of the GPU's fused nodes (:mod:`..fused_ops`): cuDNN convolution / cuBLAS GEMM, then the chain's post-ops
-applied in place on the fresh output (a leading bias goes into the convolution's or GEMM's own bias argument).
+"""Kernels of the GPU's fused nodes (:mod:`..fused_ops`).
 
-A post-op without an in-place form here runs through its own device kernel (or, failing that, its reference).
+FusedConvolution on CUDA: ``[bias] [residual] ReLU`` post-ops go into cuDNN's fused convolution (one kernel,
+``cudnn_conv_fused``); other post-ops run as one generated Triton kernel over the convolution's output
+(``cudnn_conv+triton_fused``, :mod:`._epilogue`). Elsewhere, and for FusedMatMul, the convolution / cuBLAS GEMM
+takes a leading bias and the other post-ops are applied in place on the fresh output, each through its own
+kernel (or, failing that, its reference).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from typing import Any
@@ -15,8 +19,11 @@ import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.plugins.gpu.kernels import GpuKernel, gpu_kernel, select_kernel
-from vinerun.plugins.gpu.kernels._nn import float_node, prepared_input
-from vinerun.plugins.gpu.kernels.conv import conv_runner
+from vinerun.plugins.gpu.kernels._epilogue import triton_epilogue
+from vinerun.plugins.gpu.kernels._nn import float_node, prepared_input, spatial_count
+from vinerun.plugins.gpu.kernels.conv import ConvCall, conv_runner
+
+_log = logging.getLogger(__name__)
 
 #: ``op(y, operand) -> y``, in place where PyTorch has the form
 PostFn = Callable[[torch.Tensor, Any], torch.Tensor]
@@ -85,7 +92,57 @@ def fused_convolution(node: Node, device: torch.device) -> GpuKernel | None:
         return None
     index, bias = _folded_bias(node, _static(node, 1))
     post = epilogue(node, device, 0 if index is None else 1)
-    return GpuKernel(lambda x: [post(conv(x[0], x[1], bias(x)), x)], "cudnn_conv")
+    generic = GpuKernel(lambda x: [post(conv(x[0], x[1], bias(x)), x)], "cudnn_conv")
+    if device.type != "cuda":
+        return generic
+    relu = _cudnn_relu(node, conv, bias)
+    if relu is not None:  # one cuDNN kernel: bias, residual and ReLU in its epilogue
+        return _with_fallback(node, relu, generic)
+    tail = triton_epilogue(node, conv)
+    return _with_fallback(node, tail, generic) if tail is not None else generic
+
+
+def _with_fallback(node: Node, fast: GpuKernel, generic: GpuKernel) -> GpuKernel:
+    """``fast`` until it fails once (a configuration its library rejects), then ``generic`` for good."""
+    kernel = GpuKernel(fast.fn, fast.exec_type)
+
+    def run(inputs: list) -> list:
+        try:
+            return fast.fn(inputs)
+        except Exception as e:  # noqa: BLE001 - say so, and run the unfused kernels from now on
+            if torch.cuda.is_current_stream_capturing():
+                raise
+            _log.warning("%s kernel of %s failed (%s); running it unfused", fast.exec_type, node.friendly_name, e)
+            kernel.fn, kernel.exec_type = generic.fn, generic.exec_type
+            return generic.fn(inputs)
+
+    kernel.fn = run
+    return kernel
+
+
+def _cudnn_relu(node: Node, conv: ConvCall, bias: Callable[[list], torch.Tensor | None]) -> GpuKernel | None:
+    """A 2-D convolution whose post-ops are ``[bias] [residual sum] ReLU`` as one cuDNN fused call
+    (``torch.cudnn_convolution_relu`` / ``cudnn_convolution_add_relu``): no separate bias, add and ReLU kernels
+    over the output. None for other post-ops."""
+    steps = node.steps
+    body = [s.kind for s in steps[:-1]]
+    if not steps or steps[-1].node.type_name != "Relu" or body not in ([], ["bias"], ["sum"], ["bias", "sum"]):
+        return None
+    if spatial_count(node) != 2 or not torch.backends.cudnn.is_available():
+        return None
+    if "bias" in body and node.input_value(steps[0].input_index).node.type_name != "Constant":
+        return None
+    residual = next((s.input_index for s in steps if s.kind == "sum"), None)
+
+    def run(inputs: list) -> list:
+        x, w, padding, groups = conv.operands(inputs[0], inputs[1])
+        b = bias(inputs)
+        if residual is None:
+            return [torch.cudnn_convolution_relu(x, w, b, conv.strides, padding, conv.dilations, groups)]
+        z = inputs[residual].contiguous(memory_format=torch.channels_last)
+        return [torch.cudnn_convolution_add_relu(x, w, z, 1.0, b, conv.strides, padding, conv.dilations, groups)]
+
+    return GpuKernel(run, "cudnn_conv_fused")
 
 
 @gpu_kernel("FusedMatMul")

@@ -1,6 +1,7 @@
 """The fused transformer ops (:mod:`vinerun.transformations.fused_transformer`) on the GPU: attention through
 ``F.scaled_dot_product_attention`` (FlashAttention / memory-efficient / cuDNN attention on CUDA) reading the
-heads as strided views, and LayerNorm through ``F.layer_norm``."""
+heads as strided views, LayerNorm through ``F.layer_norm``, and a residual add with its LayerNorm as one Triton
+kernel (:mod:`..triton_layer_norm`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import torch
 import torch.nn.functional as F
 
 from vinerun.ir.node import Node
+from vinerun.plugins.gpu import triton_layer_norm
 from vinerun.plugins.gpu.kernels import FLOAT_TYPES, GpuKernel, gpu_kernel, input_type
+from vinerun.plugins.gpu.kernels._nn import prepared_input
 
 
 def _heads(x: torch.Tensor, split: bool, heads: int) -> torch.Tensor:
@@ -19,6 +22,27 @@ def _heads(x: torch.Tensor, split: bool, heads: int) -> torch.Tensor:
     return x.view(b, s, heads, e // heads).transpose(1, 2)
 
 
+#: (the last mask seen, its rows that hide every key): the layers of a model share one mask tensor in a run
+_last_mask: tuple[torch.Tensor, torch.Tensor] | None = None
+
+
+def _rows_of(mask: torch.Tensor) -> torch.Tensor:
+    return torch.isneginf(mask).all(dim=-1, keepdim=True)
+
+
+def _hidden_rows(mask: torch.Tensor) -> torch.Tensor:
+    """``[..., Sq, 1]``: whether each query row of ``mask`` hides every key, computed once per mask tensor (the
+    entry keeps the tensor alive, so ``is`` cannot match a new tensor at a reused address; a captured CUDA graph
+    replays the computation where the first layer made it)."""
+    global _last_mask
+    last = _last_mask  # one read: another stream's thread may replace it
+    if last is not None and last[0] is mask:
+        return last[1]
+    rows = _rows_of(mask)
+    _last_mask = (mask, rows)
+    return rows
+
+
 @gpu_kernel("FusedAttention")
 def fused_attention(node: Node, device: torch.device) -> GpuKernel | None:
     if any(input_type(node, i) not in FLOAT_TYPES for i in range(node.get_input_size())):
@@ -27,14 +51,16 @@ def fused_attention(node: Node, device: torch.device) -> GpuKernel | None:
     split, heads, merge, scale = attrs["split"], int(attrs["heads"]), bool(attrs["merge"]), float(attrs["scale"])
     guard = bool(attrs["zero_masked_rows"])
     masked = node.get_input_size() > 3
+    # a mask the plan computes is a new tensor each run; a model input may be the caller's, refilled between calls
+    hidden_rows = _hidden_rows if masked and node.input_value(3).node.type_name != "Parameter" else _rows_of
 
     def run(inputs: list) -> list:
         q, k, v = (_heads(inputs[i], "qkv"[i] in split, heads) for i in range(3))
         mask = inputs[3].to(q.dtype) if masked else None
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
         if guard and mask is not None:
-            # rows whose mask hides every key: the exporters' NaN guard makes them zeros
-            y = y.masked_fill(torch.isneginf(mask).all(dim=-1, keepdim=True), 0.0)
+            # rows whose mask hides every key: the exporters' NaN guard makes them zeros (in place: ``y`` is new)
+            y.masked_fill_(hidden_rows(inputs[3]), 0.0)
         if merge:
             b, h, s, d = y.shape
             y = y.transpose(1, 2).reshape(b, s, h * d)
@@ -55,3 +81,29 @@ def fused_layer_norm(node: Node, device: torch.device) -> GpuKernel | None:
         return [F.layer_norm(x, (n,), gamma.to(x.dtype), beta.to(x.dtype), eps)]
 
     return GpuKernel(run, "gpu_layer_norm")
+
+
+@gpu_kernel("ResidualLayerNorm")
+def residual_layer_norm(node: Node, device: torch.device) -> GpuKernel | None:
+    """On CUDA one Triton kernel (add, statistics, normalization); elsewhere PyTorch's add and layer_norm."""
+    if input_type(node, 0) not in FLOAT_TYPES or not node.get_input_partial_shape(0)[-1].is_static:
+        return None
+    n = node.get_input_partial_shape(0)[-1].get_length()
+    eps = float(node.get_attributes()["eps"])
+    launch = triton_layer_norm.launcher(n) if device.type == "cuda" else None
+    affine = [prepared_input(node, i, lambda t: t.reshape(-1).contiguous()) for i in (2, 3)]
+
+    def composed(inputs: list) -> list:
+        x, residual, gamma, beta = inputs
+        return [F.layer_norm(x + residual, (n,), gamma.to(x.dtype), beta.to(x.dtype), eps)]
+
+    if launch is None:
+        return GpuKernel(composed, "gpu_layer_norm")
+
+    def run(inputs: list) -> list:
+        x, residual = inputs[0].contiguous(), inputs[1].contiguous()
+        y = torch.empty_like(x)
+        launch(x, residual, affine[0](inputs[2]), affine[1](inputs[3]), y, eps)
+        return [y]
+
+    return GpuKernel(run, "triton_layer_norm")
