@@ -480,7 +480,10 @@ def async_row(model_def: ModelDef, path: str, args: argparse.Namespace, device: 
             queue.start_async(feed)
         queue.wait_all()
         row.throughput = n / (time.perf_counter() - t0)
-        row.note = f"{jobs} requests, {compiled.get_property('NUM_STREAMS')} streams, host inputs"
+        batch = compiled.get_property("AUTO_BATCH_SIZE") if "AUTO_BATCH_SIZE" in \
+            compiled.get_property("SUPPORTED_PROPERTIES") else 1
+        row.note = f"{jobs} requests, automatic batch {batch}, {compiled.get_property('NUM_STREAMS')} streams, " \
+                   "host inputs"
     except Exception as exc:  # noqa: BLE001
         row.note = f"{type(exc).__name__}: {exc}"
     print(fmt_row(row), flush=True)

@@ -32,6 +32,12 @@ class ISyncInferRequest(ABC):
     def infer(self, inputs: list[Any]) -> list[Any]:
         """Run once; ``inputs`` are host arrays in model-input order; returns one value per output."""
 
+    def host_inputs(self) -> list[Any] | None:
+        """Host arrays, one per model input, that the next ``infer`` reads in place when given them as its
+        inputs (e.g. a GPU request's pinned upload buffers), or None. A caller that gathers its inputs (BATCH)
+        writes them there, saving a copy; they are the request's: valid until its next ``infer``."""
+        return None
+
     def cancel(self) -> None:
         """Asked to stop the inference in flight (from another thread); devices that can, stop early."""
         return None

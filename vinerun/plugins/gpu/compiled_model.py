@@ -294,6 +294,14 @@ class GPUInferRequest(ISyncInferRequest):
             return [GpuRemoteTensor(o, self.compiled.device_name) if isinstance(o, torch.Tensor) else o for o in outs]
         return [to_host(o) for o in outs]
 
+    def host_inputs(self) -> list[Any] | None:
+        """The pinned staging arrays of the static plan's captured graph (None before its first run, on the
+        stand-in, or while profiling): BATCH writes each request's input row straight into them."""
+        if self.compiled.specialized is not None or self._perf_count:
+            return None
+        runner = self._graphs.get(id(self.compiled.plan))
+        return None if runner is None or runner.failed else runner.host_inputs()
+
     def _run(self, xs: list[Any], profile: list[ProfilingInfo] | None) -> list[Any]:
         """The plan for these inputs: replayed as a CUDA graph where it can be (not while profiling)."""
         plan = self.compiled.plan_for(xs)

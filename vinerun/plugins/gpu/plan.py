@@ -8,6 +8,7 @@ one launch per inference instead of one per kernel.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from vinerun.plugins.gpu.kernels import GpuKernel, select_kernel, to_device
 
 #: input shapes a request keeps a captured graph for (each holds its own activation memory)
 GRAPHS_PER_REQUEST = 4
+#: one CUDA graph capture at a time in the process (see :meth:`GraphRunner._capture`)
+_CAPTURE_LOCK = threading.Lock()
 
 
 @dataclass
@@ -175,18 +178,29 @@ class GraphRunner:
     with its own input and output buffers: a call copies its inputs in and replays the graph.
 
     The outputs are the graph's buffers: the next call overwrites them (as an OpenVINO request's output tensors).
+    Host inputs go through pinned staging arrays; a caller that writes its inputs straight into them
+    (:meth:`host_inputs`, e.g. BATCH gathering a batch) saves that copy.
     """
 
     def __init__(self, plan: GpuPlan, stream: torch.cuda.Stream):
         self.plan, self.stream = plan, stream
-        #: input shapes and types -> (graph, its input buffers, its outputs, pinned staging buffers)
-        self._graphs: OrderedDict[tuple, tuple[torch.cuda.CUDAGraph, list[Any], list[Any], list[Any]]] = OrderedDict()
+        #: input shapes and types -> (graph, its input buffers, its outputs, pinned staging tensors, their arrays)
+        self._graphs: OrderedDict[tuple, tuple[torch.cuda.CUDAGraph, list[Any], list[Any], list[Any], list[Any]]] = \
+            OrderedDict()
         self.failed = False
+
+    def host_inputs(self) -> list[np.ndarray] | None:
+        """The pinned staging arrays of the one graph captured so far (None if none, several, or a bf16 input):
+        arrays written in place and passed to :meth:`run` as its inputs are uploaded without another copy."""
+        if len(self._graphs) != 1:
+            return None
+        arrays = next(iter(self._graphs.values()))[4]
+        return None if any(a is None for a in arrays) else list(arrays)
 
     def run(self, inputs: list[Any]) -> list[Any] | None:
         """The outputs, or None when these inputs cannot be replayed (the caller runs the plan).
 
-        Host arrays go through pinned staging buffers (one memcpy, then an asynchronous upload on the stream)."""
+        Host arrays go through pinned staging arrays (one memcpy, then an asynchronous upload on the stream)."""
         if not all(isinstance(x, (torch.Tensor, np.ndarray)) for x in inputs):
             return None  # ONNX sequences, absent optionals: the plan runs them as they are
         key = tuple((tuple(x.shape), str(x.dtype)) for x in inputs)
@@ -204,12 +218,13 @@ class GraphRunner:
                 self._graphs.popitem(last=False)
         else:
             self._graphs.move_to_end(key)
-        graph, static_in, static_out, staging = entry
-        for buf, stage, x in zip(static_in, staging, inputs, strict=True):
+        graph, static_in, static_out, staging, arrays = entry
+        for buf, stage, array, x in zip(static_in, staging, arrays, inputs, strict=True):
             if isinstance(x, torch.Tensor):
                 buf.copy_(x, non_blocking=True)
             elif stage is not None:
-                stage.numpy()[...] = x  # the previous upload from it finished: the request waited for its stream
+                if x is not array:  # else the caller wrote it in place (host_inputs)
+                    array[...] = x  # the previous upload from it finished: the request waited for its stream
                 buf.copy_(stage, non_blocking=True)
             else:
                 buf.copy_(to_device(x, buf.device), non_blocking=True)
@@ -217,19 +232,29 @@ class GraphRunner:
         return list(static_out)
 
     def _capture(self, xs: list[torch.Tensor]) -> tuple | None:
+        """Warm up and capture one run. Captures are serialized process-wide and capture in CUDA's thread-local
+        mode: in the default global mode, another request's thread that queries an event, synchronizes or
+        allocates pinned memory while this one captures makes both fail ("operation not permitted when stream
+        is capturing"), and two captures at once would share PyTorch's capture state. Nothing between the
+        graph's begin and end allocates pinned memory or synchronizes: the staging arrays come after it."""
         static_in = [x.clone() for x in xs]
         try:
-            self.plan.run(static_in)  # warm-up: lazy initializations (cuBLAS handles, cuDNN plans) happen here
-            self.stream.synchronize()
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, stream=self.stream):
-                static_out = self.plan.run(static_in)
+            with _CAPTURE_LOCK:
+                self.plan.run(static_in)  # warm-up: lazy initializations (cuBLAS handles, cuDNN plans) happen here
+                self.stream.synchronize()
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph, stream=self.stream, capture_error_mode="thread_local"):
+                    static_out = self.plan.run(static_in)
         except Exception:  # noqa: BLE001 - a kernel that cannot be captured: this plan runs eagerly from now on
             self.failed = True
             return None
-        staging = [torch.empty(x.shape, dtype=x.dtype, pin_memory=True) if x.dtype != torch.bfloat16 else None
-                   for x in static_in]
-        return graph, static_in, static_out, staging
+        staging = [_pinned_like(x) for x in static_in]
+        return graph, static_in, static_out, staging, [None if t is None else t.numpy() for t in staging]
+
+
+def _pinned_like(x: torch.Tensor) -> torch.Tensor | None:
+    """A pinned host tensor of ``x``'s shape and type (None for bf16, which NumPy lacks: uploaded as it comes)."""
+    return torch.empty(x.shape, dtype=x.dtype, pin_memory=True) if x.dtype != torch.bfloat16 else None
 
 
 def _custom_kernel(node: Node, entry: Any) -> GpuKernel:

@@ -22,7 +22,7 @@ from vinerun.errors import DeviceError
 Done = Callable[[list[Any] | None, BaseException | None], None]
 
 
-@dataclass
+@dataclass(slots=True)
 class Job:
     """One single inference waiting for a batch: its inputs, and whom to tell when it is done.
 
@@ -65,7 +65,8 @@ class Batcher:
                 self._thread = threading.Thread(target=self._loop, name=f"{self._name}-batcher", daemon=True)
                 self._thread.start()
             self._queue.append(job)
-            self._cond.notify()
+            if len(self._queue) == 1 or len(self._queue) == self.size:
+                self._cond.notify()  # the collector waits for a first job, then for a full batch: nothing between
 
     def withdraw(self, job: Job) -> bool:
         """Take a job out of the queue before it runs (a cancelled request); False if it was taken already."""

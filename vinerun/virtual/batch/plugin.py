@@ -70,14 +70,17 @@ class BatchPlugin(IPlugin):
         return int(services.get_property(device, "OPTIMAL_BATCH_SIZE", {"MODEL_PTR": model}))
 
     def _batched_config(self, device: str, forwarded: dict[str, Any]) -> dict[str, Any]:
-        """The device config of the batched model: as given, except that, unless streams or
-        ``PERFORMANCE_HINT_NUM_REQUESTS`` were set, one batch in flight is the hint's parallel slack
-        (``PERFORMANCE_HINT_NUM_REQUESTS=1``): the batch itself is the parallelism, so on CPU one
-        stream with every core runs it rather than one core of several streams."""
+        """The device config of the batched model: as given, except that, on a device whose streams share its
+        cores (the CPU) and unless streams or ``PERFORMANCE_HINT_NUM_REQUESTS`` were set, one batch in flight is
+        the hint's parallel slack (``PERFORMANCE_HINT_NUM_REQUESTS=1``): the batch itself is the parallelism, so
+        one stream with every core runs it rather than one core of several streams. A device that reports
+        ``OPTIMAL_BATCH_SIZE`` (the GPU) keeps its hint's requests: its streams are device queues, and with
+        batch x its requests in flight (OpenVINO's figure) the host fills the next batches while the device
+        runs one on each stream."""
         out = dict(forwarded)
         keys = self._services().plugin(device).supported_properties()
-        if not {"NUM_STREAMS", "PERFORMANCE_HINT_NUM_REQUESTS"} & set(out) and \
-                keys.get("PERFORMANCE_HINT_NUM_REQUESTS") == "RW":
+        if "OPTIMAL_BATCH_SIZE" not in keys and not {"NUM_STREAMS", "PERFORMANCE_HINT_NUM_REQUESTS"} & set(out) \
+                and keys.get("PERFORMANCE_HINT_NUM_REQUESTS") == "RW":
             out["PERFORMANCE_HINT_NUM_REQUESTS"] = 1
         return out
 

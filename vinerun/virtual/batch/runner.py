@@ -1,6 +1,11 @@
-"""Runs jobs on the device: a batch on the batched compiled model (inputs stacked along dimension 0,
-outputs split back), a single job on the unbatched one. Each runs on its compiled model's executor
-with a sync request taken from a pool, so batches run on the device's streams in parallel.
+"""Runs jobs on the device: a batch on the batched compiled model (each job's inputs copied into its row of the
+batch's input arrays, outputs split back), a single job on the unbatched one. Each runs on its compiled model's
+executor with a sync request taken from a pool, so batches run on the device's streams in parallel.
+
+The batch input arrays are the request's own where it offers them (``ISyncInferRequest.host_inputs``: a GPU
+request's pinned upload buffers, so a row is copied once on its way to the device), else arrays the pool keeps
+for that request: either way no batch-sized array is allocated per execution. Each job's outputs are copies of its
+rows (its own memory, as each OpenVINO auto-batched request has: the next batch cannot overwrite them).
 
 >>> runner = BatchRunner(batched=cpu_batched_8, single=cpu_single)
 >>> runner.run_batch(jobs)        # returns at once; each job's ``done`` is called when its slice is ready
@@ -9,6 +14,7 @@ with a sync request taken from a pool, so batches run on the device's streams in
 from __future__ import annotations
 
 import queue
+from typing import Any
 
 import numpy as np
 
@@ -17,21 +23,54 @@ from vinerun.plugin_api.infer_request import ISyncInferRequest
 from vinerun.virtual.batch.batcher import Job
 
 
+class _Slot:
+    """A sync request of a pool and the batch input arrays kept for it (when it offers none of its own)."""
+
+    __slots__ = ("request", "arrays")
+
+    def __init__(self, request: ISyncInferRequest):
+        self.request = request
+        self.arrays: list[np.ndarray] | None = None
+
+
 class _Pool:
     """Sync requests of one compiled model, made on demand and reused."""
 
     def __init__(self, compiled: ICompiledModel):
         self.compiled = compiled
-        self._free: queue.SimpleQueue[ISyncInferRequest] = queue.SimpleQueue()
+        self._free: queue.SimpleQueue[_Slot] = queue.SimpleQueue()
 
-    def take(self) -> ISyncInferRequest:
+    def take(self) -> _Slot:
         try:
             return self._free.get_nowait()
         except queue.Empty:
-            return self.compiled.create_sync_infer_request()
+            return _Slot(self.compiled.create_sync_infer_request())
 
-    def give(self, request: ISyncInferRequest) -> None:
-        self._free.put(request)
+    def give(self, slot: _Slot) -> None:
+        self._free.put(slot)
+
+
+def _fits(arrays: list[Any] | None, like: list[np.ndarray], rows: int) -> bool:
+    return arrays is not None and len(arrays) == len(like) and all(
+        isinstance(a, np.ndarray) and a.shape == (rows, *x.shape[1:]) and a.dtype == x.dtype
+        for a, x in zip(arrays, like, strict=True))
+
+
+def gather(slot: _Slot, jobs: list[Job]) -> list[Any]:
+    """The batch's inputs: job k's input i in row k of input i's array (the request's own, else the slot's)."""
+    first = jobs[0].inputs
+    if not all(isinstance(x, np.ndarray) and x.shape[:1] == (1,) and x.shape == f.shape and x.dtype == f.dtype
+               for job in jobs for x, f in zip(job.inputs, first, strict=True)):
+        return [np.concatenate([np.asarray(j.inputs[i]) for j in jobs], axis=0) for i in range(len(first))]
+    arrays = slot.request.host_inputs()
+    if not _fits(arrays, first, len(jobs)):
+        if not _fits(slot.arrays, first, len(jobs)):
+            slot.arrays = [np.empty((len(jobs), *x.shape[1:]), x.dtype) for x in first]
+        arrays = slot.arrays
+    for i, array in enumerate(arrays):  # type: ignore[arg-type] - _fits checked it
+        for k, job in enumerate(jobs):
+            array[k] = job.inputs[i][0]
+    return arrays  # type: ignore[return-value]
 
 
 class BatchRunner:
@@ -57,23 +96,22 @@ class BatchRunner:
 
     @staticmethod
     def _execute(pool: _Pool, jobs: list[Job], batched: bool) -> None:
-        request = pool.take()
+        slot = pool.take()
         try:
-            if batched:
-                inputs = [np.concatenate([np.asarray(j.inputs[i]) for j in jobs], axis=0)
-                          for i in range(len(jobs[0].inputs))]
-            else:
-                inputs = jobs[0].inputs
-            outs = request.infer(inputs)
+            inputs = gather(slot, jobs) if batched else jobs[0].inputs
+            outs = slot.request.infer(inputs)
             # copies: the request's buffers are reused by the next execution once it is back in the pool
-            parts = [[np.array(o[k:k + 1] if batched else o, copy=True) for o in outs] for k in range(len(jobs))]
-            profile = request.get_profiling_info()
+            if batched:
+                parts = [[np.array(o[k:k + 1], copy=True) for o in outs] for k in range(len(jobs))]
+            else:
+                parts = [[np.array(o, copy=True) for o in outs]]
+            profile = slot.request.get_profiling_info()
         except BaseException as e:  # noqa: BLE001 - every job of the batch gets the error
-            pool.give(request)
+            pool.give(slot)
             for job in jobs:
                 job.done(None, e)
             return
-        pool.give(request)
+        pool.give(slot)
         for job, out in zip(jobs, parts, strict=True):
             job.profile = profile
             job.done(out, None)
