@@ -162,6 +162,18 @@ def test_no_reference_cycle_per_request(gpu: None) -> None:
     assert jobs == 0, f"{jobs} of 64 batch jobs were freed only by the cyclic collector"
 
 
+def test_each_request_reports_the_profile_of_the_execution_that_ran_it(core: ov.Core, fake_device: Any) -> None:
+    fake_device("FAKE")
+    compiled = core.compile_model(small(), "BATCH:FAKE(2)", {"PERF_COUNT": True, "AUTO_BATCH_TIMEOUT": 60_000})
+    requests = [compiled.create_infer_request() for _ in range(2)]
+    assert requests[0].get_profiling_info() == []  # nothing ran yet
+    for k, r in enumerate(requests):
+        r.start_async({"x": image(k)})
+    for r in requests:
+        r.wait()
+        assert {p.exec_type for p in r.get_profiling_info()} == {"ref_FAKE"}
+
+
 # --- the THROUGHPUT hint ------------------------------------------------------------------------------
 def test_throughput_hint_keeps_batch_times_requests_in_flight(gpu: None) -> None:
     core = ov.Core()

@@ -98,10 +98,6 @@ class BatchCompiledModel(ICompiledModel):
         return (self.batched or self.single).get_runtime_model()
 
 
-def _never() -> bool:
-    return False
-
-
 class BatchInferRequest(ISyncInferRequest):
     """A single request that joins a batch; ``infer`` waits for its share of the batched outputs.
 
@@ -113,14 +109,12 @@ class BatchInferRequest(ISyncInferRequest):
         #: the job that finished last: its execution's counters are this request's profile
         self.finished: Job | None = None
 
-    def submit(self, inputs: list[Any], done: Done, cancelled: Callable[[], bool] = _never) -> Job:
-        """Queue ``inputs``; ``done(outputs, error)`` is called from a worker thread. Per request nothing here
-        refers back to itself (no reference cycle): its objects are freed at once, leaving Python's cyclic
-        collector idle, which at thousands of requests a second would otherwise cost as much as the rest of
-        the request path."""
-        job = Job(inputs, done, cancelled)
+    def submit(self, job: Job) -> None:
+        """Queue ``job``; its ``done(outputs, error)`` is called from a worker thread (maybe before this returns).
+        Per request nothing refers back to itself (no reference cycle): its objects are freed at once, leaving
+        Python's cyclic collector idle, which at thousands of requests a second would otherwise cost as much as
+        the rest of the request path."""
         self.batcher.put(job)
-        return job
 
     def infer(self, inputs: list[Any]) -> list[Any]:
         box: list[Any] = [None, None]
@@ -130,7 +124,8 @@ class BatchInferRequest(ISyncInferRequest):
             box[0], box[1] = outputs, error
             ready.set()
 
-        job = self.submit(list(inputs), done)
+        job = Job(list(inputs), done)
+        self.submit(job)
         ready.wait()
         self.finished = job
         if box[1] is not None:
@@ -163,7 +158,8 @@ class BatchAsyncInferRequest(IAsyncInferRequest):
             super()._submit(index)
             return
         try:
-            self._job = self._batch.submit(self.inputs, self._done_fn, self._cancelled_fn)
+            job = self._job = Job(self.inputs, self._done_fn, self._cancelled_fn)  # set before it can finish
+            self._batch.submit(job)
         except BaseException as e:  # noqa: BLE001 - reported through wait()
             self._finish(e)
 
