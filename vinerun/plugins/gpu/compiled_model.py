@@ -12,7 +12,6 @@ import contextlib
 import itertools
 import os
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -228,23 +227,21 @@ def _stream_scope(device: GpuDevice, stream: Any) -> Any:
 
 
 def _wait(device: GpuDevice, stream: Any, throttle: Throttle) -> None:
-    """Wait for ``stream``'s work as ``GPU_QUEUE_THROTTLE`` says: HIGH spins on an event (lowest latency, a busy
-    core), MEDIUM yields between polls, LOW blocks in the driver (no CPU used)."""
+    """Wait for ``stream``'s work as ``GPU_QUEUE_THROTTLE`` says: HIGH spins on an event in Python (lowest
+    latency, a busy core holding Python's lock between polls), MEDIUM waits in the driver with Python's lock
+    released (CUDA's default: spin, then yield), so the other streams' and the batcher's threads run meanwhile;
+    LOW blocks in the driver (no CPU used)."""
     if device.kind != "cuda":
         if device.kind == "xpu":
             stream.synchronize()
         return
-    if throttle == Throttle.LOW:
-        event = torch.cuda.Event(blocking=True)
-        event.record(stream)
-        event.synchronize()
-        return
-    event = torch.cuda.Event()
+    event = torch.cuda.Event(blocking=throttle == Throttle.LOW)
     event.record(stream)
-    spin = throttle == Throttle.HIGH
-    while not event.query():
-        if not spin:
-            time.sleep(0)
+    if throttle == Throttle.HIGH:
+        while not event.query():
+            pass
+        return
+    event.synchronize()  # releases the GIL while it waits
 
 
 def _device_tensor(x: Any) -> torch.Tensor | None:
