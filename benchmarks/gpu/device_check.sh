@@ -57,6 +57,6 @@ if [ "$WHAT" = all ] || [ "$WHAT" = device ]; then
 fi
 if [ "$WHAT" != device ]; then
   TAIL=60 step kernel_profile 90 $PY benchmarks/gpu/kernel_profile.py --models resnet50 bert --batches 1 64 --top 8
-  TAIL=60 step bench 300 $PY benchmarks/gpu/bench.py --quick --json "$OUT/bench.json"
+  TAIL=60 step bench 300 $PY benchmarks/gpu/bench.py --quick --models resnet50 bert mobilenetv2 --json "$OUT/bench.json"
 fi
 echo "=== done in $(( $(date +%s) - START ))s; logs in $OUT"
