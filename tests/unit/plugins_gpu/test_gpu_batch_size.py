@@ -81,10 +81,12 @@ class _Capture:
     active = 0
     overlaps = 0
     modes: list[str] = []
+    streams: list[Any] = []
     staged_during_capture = 0
 
     def __init__(self, graph: Any, stream: Any = None, capture_error_mode: str = "global") -> None:
         _Capture.modes.append(capture_error_mode)
+        _Capture.streams.append(stream)
 
     def __enter__(self) -> None:
         _Capture.active += 1
@@ -98,7 +100,7 @@ class _Capture:
 @pytest.fixture
 def fake_capture(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[_Capture]]:
     _Capture.active = _Capture.overlaps = _Capture.staged_during_capture = 0
-    _Capture.modes = []
+    _Capture.modes, _Capture.streams = [], []
 
     def pinned(x: torch.Tensor) -> torch.Tensor:
         _Capture.staged_during_capture += _Capture.active > 0
@@ -110,7 +112,7 @@ def fake_capture(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[_Capture]]:
     yield _Capture
 
 
-def test_captures_are_serialized_thread_local_and_stage_afterwards(fake_capture: type[_Capture]) -> None:
+def test_captures_serialized_thread_local_off_request_streams(fake_capture: type[_Capture]) -> None:
     class FakePlan:
         def run(self, xs: list[torch.Tensor]) -> list[torch.Tensor]:
             return [x + 1 for x in xs]
@@ -123,6 +125,7 @@ def test_captures_are_serialized_thread_local_and_stage_afterwards(fake_capture:
     for t in threads:
         t.join()
     assert fake_capture.modes == ["thread_local"] * 4
+    assert fake_capture.streams == [None] * 4  # PyTorch's capture stream: requests share theirs
     assert fake_capture.overlaps == 0
     assert fake_capture.staged_during_capture == 0
     assert not any(r.failed for r in runners)

@@ -235,15 +235,18 @@ class GraphRunner:
         """Warm up and capture one run. Captures are serialized process-wide and capture in CUDA's thread-local
         mode: in the default global mode, another request's thread that queries an event, synchronizes or
         allocates pinned memory while this one captures makes both fail ("operation not permitted when stream
-        is capturing"), and two captures at once would share PyTorch's capture state. Nothing between the
-        graph's begin and end allocates pinned memory or synchronizes: the staging arrays come after it."""
+        is capturing"), and two captures at once would share PyTorch's capture state. The capture runs on
+        PyTorch's own capture stream, not the request's: requests of one compiled model share their streams,
+        and another request's work or event on a stream being captured would join (and break) the capture.
+        Nothing between the graph's begin and end allocates pinned memory or synchronizes: the staging arrays
+        come after it. Replays run on the request's stream."""
         static_in = [x.clone() for x in xs]
         try:
             with _CAPTURE_LOCK:
                 self.plan.run(static_in)  # warm-up: lazy initializations (cuBLAS handles, cuDNN plans) happen here
                 self.stream.synchronize()
                 graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph, stream=self.stream, capture_error_mode="thread_local"):
+                with torch.cuda.graph(graph, capture_error_mode="thread_local"):
                     static_out = self.plan.run(static_in)
         except Exception:  # noqa: BLE001 - a kernel that cannot be captured: this plan runs eagerly from now on
             self.failed = True
