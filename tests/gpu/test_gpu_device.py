@@ -156,3 +156,25 @@ def test_parallel_projections_and_residual_layer_norm(core: ov.Core) -> None:
         executed = [(p.node_type, p.exec_type) for p in request.get_profiling_info() if p.status == "EXECUTED"]
         assert ("ResidualLayerNorm", "triton_layer_norm") in executed, executed
         assert sum(t == "FusedMatMul" for t, _ in executed) == 1, executed
+
+
+def test_attention_rows_hiding_every_key_are_zeros_on_device() -> None:
+    """The NaN guard's Triton kernel (writes only the flagged rows) against the reference, f16 and f32."""
+    from vinerun.ir.core_ops import Parameter
+    from vinerun.ir.types import Type
+    from vinerun.plugins.gpu.kernels import select_kernel
+    from vinerun.transformations.fused_transformer import FusedAttention
+
+    rng = np.random.default_rng(8)
+    q, k, v = (Parameter(Type.f32, [2, 4, n, 16], name=name) for name, n in (("q", 6), ("k", 9), ("v", 9)))
+    mask = Parameter(Type.f32, [2, 1, 6, 9], name="mask")
+    node = FusedAttention(q, k, v, mask, scale=0.25, zero_masked_rows=True)
+    values = [rng.standard_normal(s).astype(np.float32) for s in ((2, 4, 6, 16), (2, 4, 9, 16), (2, 4, 9, 16))]
+    hidden = rng.standard_normal((2, 1, 6, 9)).astype(np.float32)
+    hidden[:, :, 2] = -np.inf
+    want = node.evaluate([*values, hidden])[0]
+    kernel = select_kernel(node, torch.device("cuda"))
+    for dtype, tolerance in ((torch.float32, 1e-5), (torch.float16, 2e-3)):
+        got = kernel.fn([torch.from_numpy(x).to("cuda", dtype) for x in (*values, hidden)])[0].float().cpu().numpy()
+        assert np.all(got[:, :, 2] == 0) and np.isfinite(got).all()
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)

@@ -47,8 +47,10 @@ class Pointer:
 
 
 def _memory(t: torch.Tensor) -> np.ndarray:
-    """The dense tensor's storage in memory order (row-major or channels-last alike), sharing memory."""
-    return torch.as_strided(t, (t.numel(),), (1,), t.storage_offset()).numpy()
+    """The tensor's memory from its first element to the end of its storage, flat, shared: what a pointer to it
+    reaches (whatever its strides: dense, channels-last or broadcast)."""
+    size = t.untyped_storage().nbytes() // t.element_size() - t.storage_offset()
+    return torch.as_strided(t, (size,), (1,), t.storage_offset()).numpy()
 
 
 def load(ptr: Pointer, mask: Any = None, other: float = 0.0) -> Value:
@@ -93,6 +95,7 @@ def _language() -> types.ModuleType:
     tl.sigmoid = lambda x: _v(1 / (1 + np.exp(-np.asarray(x, np.float32))))
     tl.exp, tl.abs = (lambda x: _v(np.exp(x))), (lambda x: _v(np.abs(x)))
     tl.sqrt_rn = tl.sqrt = lambda x: _v(np.sqrt(x))
+    tl.zeros = lambda shape, dtype: _v(np.zeros(shape, np.dtype(dtype)))
     tl.sum = lambda x, axis=0: _v(np.sum(x, axis=axis, dtype=np.float32))
     tl.math = types.SimpleNamespace(div_rn=lambda a, b: _v(np.asarray(a) / np.asarray(b)),
                                     erf=lambda x: _v(np.vectorize(math.erf)(x)))

@@ -20,11 +20,11 @@ from vinerun.ops.activations import HSwish, Relu, Sigmoid
 from vinerun.ops.arithmetic import Add, Multiply
 from vinerun.ops.convolution import Convolution
 from vinerun.ops.matmul import MatMul
-from vinerun.plugins.gpu import triton_layer_norm
+from vinerun.plugins.gpu import triton_layer_norm, triton_rows
 from vinerun.plugins.gpu.eltwise_chain import EltwiseChainFusion
 from vinerun.plugins.gpu.fused_ops import gpu_fusions
 from vinerun.plugins.gpu.kernels import select_kernel
-from vinerun.transformations.fused_transformer import FusedLayerNorm
+from vinerun.transformations.fused_transformer import FusedAttention, FusedLayerNorm
 
 CUDA = torch.device("cuda")
 
@@ -32,9 +32,11 @@ CUDA = torch.device("cuda")
 @pytest.fixture
 def shim(monkeypatch: pytest.MonkeyPatch):
     _triton_shim.install(monkeypatch)
-    triton_layer_norm._kernel.cache_clear()
+    for module in (triton_layer_norm, triton_rows):
+        module._kernel.cache_clear()
     yield
-    triton_layer_norm._kernel.cache_clear()
+    for module in (triton_layer_norm, triton_rows):
+        module._kernel.cache_clear()
 
 
 def _run(node: Node, x: np.ndarray, exec_type: str,
@@ -94,3 +96,19 @@ def test_element_wise_chain_kernel(shim) -> None:
     data = rand(3, 50)
     got = _run(model.get_results()[0].input_value(0).node, data, "triton_fused")
     np.testing.assert_allclose(got, run_reference(model, [data])[0], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("mask_shape", [(2, 1, 5, 7), (1, 1, 5, 7), (2, 3, 5, 7)])
+def test_attention_rows_whose_mask_hides_every_key_are_zeros(shim, mask_shape: tuple[int, ...]) -> None:
+    """The NaN guard's zeroing kernel (writes only flagged rows; flags broadcast over batch / heads)."""
+    q, k, v = (Parameter(Type.f32, [2, 3, n, 8], name=name) for name, n in (("q", 5), ("k", 7), ("v", 7)))
+    mask = Parameter(Type.f32, list(mask_shape), name="mask")
+    node = FusedAttention(q, k, v, mask, scale=0.35, zero_masked_rows=True)
+    values = [rand(2, 3, 5, 8), rand(2, 3, 7, 8), rand(2, 3, 7, 8), rand(*mask_shape)]
+    values[3][..., 1, :] = -np.inf  # every query row 1 hides all keys
+    values[3][0, 0, 3, :] = -np.inf
+    kernel = select_kernel(node, CUDA)
+    got = kernel.fn([torch.from_numpy(x) for x in values])[0].numpy()
+    want = node.evaluate(values)[0]
+    assert np.all(got[:, :, 1] == 0) and np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -5,11 +5,14 @@ kernel (:mod:`..triton_layer_norm`)."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 
 from vinerun.ir.node import Node
-from vinerun.plugins.gpu import triton_layer_norm
+from vinerun.plugins.gpu import triton_layer_norm, triton_rows
 from vinerun.plugins.gpu.kernels import FLOAT_TYPES, GpuKernel, gpu_kernel, input_type
 from vinerun.plugins.gpu.kernels._nn import prepared_input
 
@@ -21,6 +24,8 @@ def _heads(x: torch.Tensor, split: bool, heads: int) -> torch.Tensor:
     b, s, e = x.shape
     return x.view(b, s, heads, e // heads).transpose(1, 2)
 
+
+_log = logging.getLogger(__name__)
 
 #: (the last mask seen, its rows that hide every key): the layers of a model share one mask tensor in a run
 _last_mask: tuple[torch.Tensor, torch.Tensor] | None = None
@@ -43,6 +48,33 @@ def _hidden_rows(mask: torch.Tensor) -> torch.Tensor:
     return rows
 
 
+def _row_zeroing(node: Node, device: torch.device) -> Callable[[torch.Tensor, torch.Tensor], None]:
+    """``zero(y, rows)``: ``y``'s rows that ``rows`` flags set to zero, in place. On CUDA a Triton kernel that
+    writes only those rows (:mod:`..triton_rows`; until it fails once), else ``masked_fill_``."""
+
+    def fill(y: torch.Tensor, rows: torch.Tensor) -> None:
+        y.masked_fill_(rows, 0.0)
+
+    launch = triton_rows.launcher() if device.type == "cuda" else None
+    if launch is None:
+        return fill
+    state = [launch]
+
+    def zero(y: torch.Tensor, rows: torch.Tensor) -> None:
+        if state[0] is not None and y.dim() == 4 and y.stride(-1) == 1 and rows.dim() <= 4:
+            try:
+                state[0](y, rows)
+                return
+            except Exception as e:  # noqa: BLE001 - a Triton failure: masked_fill_ from now on, and say so
+                if torch.cuda.is_current_stream_capturing():
+                    raise
+                _log.warning("row zeroing kernel of %s failed (%s); using masked_fill_", node.friendly_name, e)
+                state[0] = None
+        fill(y, rows)
+
+    return zero
+
+
 @gpu_kernel("FusedAttention")
 def fused_attention(node: Node, device: torch.device) -> GpuKernel | None:
     if any(input_type(node, i) not in FLOAT_TYPES for i in range(node.get_input_size())):
@@ -53,6 +85,7 @@ def fused_attention(node: Node, device: torch.device) -> GpuKernel | None:
     masked = node.get_input_size() > 3
     # a mask the plan computes is a new tensor each run; a model input may be the caller's, refilled between calls
     hidden_rows = _hidden_rows if masked and node.input_value(3).node.type_name != "Parameter" else _rows_of
+    zero_rows = _row_zeroing(node, device)
 
     def run(inputs: list) -> list:
         q, k, v = (_heads(inputs[i], "qkv"[i] in split, heads) for i in range(3))
@@ -60,7 +93,7 @@ def fused_attention(node: Node, device: torch.device) -> GpuKernel | None:
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
         if guard and mask is not None:
             # rows whose mask hides every key: the exporters' NaN guard makes them zeros (in place: ``y`` is new)
-            y.masked_fill_(hidden_rows(inputs[3]), 0.0)
+            zero_rows(y, hidden_rows(inputs[3]))
         if merge:
             b, h, s, d = y.shape
             y = y.transpose(1, 2).reshape(b, s, h * d)
