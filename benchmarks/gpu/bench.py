@@ -191,6 +191,8 @@ class Row:
     compile_s: float | None = None
     memory_mb: float | None = None
     max_diff: float | None = None
+    #: max_diff over the reference's largest magnitude (docs/gpu.md states the f16 tolerance this way)
+    rel_diff: float | None = None
     note: str = ""
     ratios: dict[str, float] = field(default_factory=dict)
 
@@ -348,6 +350,7 @@ def measure(row: Row, setup: Setup, clock: Clock, calls: int, warmup: int, refer
     row.throughput = row.batch * 1e3 / row.latency_ms
     if reference is not None:
         row.max_diff = float(np.max(np.abs(got - reference))) if got.shape == reference.shape else float("inf")
+        row.rel_diff = row.max_diff / max(float(np.max(np.abs(reference))), 1e-30)
         if got.shape != reference.shape:
             row.note = f"output shape {got.shape}, expected {reference.shape}"
     return row
@@ -495,7 +498,7 @@ def fmt_row(r: Row) -> str:
         return format(v, spec) if v is not None else "-"
     return (f"  {r.model:11s} b{r.batch:<3d} {r.precision:4s} {r.contender:26s} {f(r.latency_ms, '9.3f')} ms "
             f"{f(r.throughput, '10.1f')}/s  compile {f(r.compile_s, '6.2f')} s  mem {f(r.memory_mb, '8.1f')} MB  "
-            f"max|diff| {f(r.max_diff, '.2e')}  {r.note}")
+            f"max|diff| {f(r.max_diff, '.2e')} (rel {f(r.rel_diff, '.1e')})  {r.note}")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
