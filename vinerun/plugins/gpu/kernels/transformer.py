@@ -102,12 +102,19 @@ def fused_attention(node: Node, device: torch.device) -> GpuKernel | None:
     return GpuKernel(run, "sdpa" if masked else "sdpa_flash")
 
 
-@gpu_kernel("FusedLayerNorm")
-def fused_layer_norm(node: Node, device: torch.device) -> GpuKernel | None:
+def _norm_row(node: Node) -> tuple[int, float] | None:
+    """(the normalized row's length, eps) of a float LayerNorm node with a static last axis; else None."""
     if input_type(node, 0) not in FLOAT_TYPES or not node.get_input_partial_shape(0)[-1].is_static:
         return None
-    n = node.get_input_partial_shape(0)[-1].get_length()
-    eps = float(node.get_attributes()["eps"])
+    return node.get_input_partial_shape(0)[-1].get_length(), float(node.get_attributes()["eps"])
+
+
+@gpu_kernel("FusedLayerNorm")
+def fused_layer_norm(node: Node, device: torch.device) -> GpuKernel | None:
+    row = _norm_row(node)
+    if row is None:
+        return None
+    n, eps = row
 
     def run(inputs: list) -> list:
         x, gamma, beta = inputs
@@ -119,10 +126,10 @@ def fused_layer_norm(node: Node, device: torch.device) -> GpuKernel | None:
 @gpu_kernel("ResidualLayerNorm")
 def residual_layer_norm(node: Node, device: torch.device) -> GpuKernel | None:
     """On CUDA one Triton kernel (add, statistics, normalization); elsewhere PyTorch's add and layer_norm."""
-    if input_type(node, 0) not in FLOAT_TYPES or not node.get_input_partial_shape(0)[-1].is_static:
+    row = _norm_row(node)
+    if row is None:
         return None
-    n = node.get_input_partial_shape(0)[-1].get_length()
-    eps = float(node.get_attributes()["eps"])
+    n, eps = row
     launch = triton_layer_norm.launcher(n) if device.type == "cuda" else None
     affine = [prepared_input(node, i, lambda t: t.reshape(-1).contiguous()) for i in (2, 3)]
 
