@@ -16,10 +16,10 @@ from vinerun.plugins.cpu.streams import init_stream_thread, resolve_streams, thr
 from ._async_util import patch_plan, tiny_model, x
 
 
-def _resolve(cores, **config):
+def _resolve(cores, prefer=0, **config):
     values = PropertyValues(PLUGIN_TABLE)
     values.set(config)
-    s = resolve_streams(values, cores)
+    s = resolve_streams(values, cores, prefer)
     return s.num_streams, s.threads_per_stream, s.num_requests
 
 
@@ -28,7 +28,7 @@ def _resolve(cores, **config):
     (2, {"PERFORMANCE_HINT": "LATENCY"}, (1, 2, 1)),
     (2, {"PERFORMANCE_HINT": "THROUGHPUT"}, (2, 1, 4)),
     (2, {"PERFORMANCE_HINT": "CUMULATIVE_THROUGHPUT"}, (2, 1, 4)),
-    (8, {"PERFORMANCE_HINT": "THROUGHPUT"}, (8, 1, 16)),
+    (8, {"PERFORMANCE_HINT": "THROUGHPUT"}, (4, 2, 8)),  # no preference: 4 lowered to 2 (4 streams >= 2)
     (32, {"PERFORMANCE_HINT": "THROUGHPUT"}, (8, 4, 16)),
     (2, {"PERFORMANCE_HINT": "THROUGHPUT", "PERFORMANCE_HINT_NUM_REQUESTS": 1}, (1, 2, 1)),
     (8, {"PERFORMANCE_HINT": "THROUGHPUT", "PERFORMANCE_HINT_NUM_REQUESTS": 3}, (3, 2, 3)),
@@ -41,6 +41,42 @@ def _resolve(cores, **config):
 ])
 def test_streams_per_hint(cores, config, expected):
     assert _resolve(cores, **config) == expected
+
+
+@pytest.mark.parametrize("cores, prefer, expected", [
+    (16, 1, (16, 1, 32)),  # compute-bound (ResNet-50 on a 16-core AMX Xeon: openvino's 16 streams)
+    (16, 2, (8, 2, 16)),
+    (16, 0, (4, 4, 8)),
+    (20, 0, (5, 4, 10)),
+    (15, 0, (5, 3, 10)),  # 5 threads would leave 3 streams: lowered to 3
+    (64, 1, (64, 1, 128)),
+    (2, 1, (2, 1, 4)),
+    (2, 0, (2, 1, 4)),  # what openvino picks on this 2-core machine for every zoo model
+    (1, 2, (1, 1, 2)),
+])
+def test_throughput_streams_follow_the_models_memory_pressure(cores, prefer, expected):
+    assert _resolve(cores, prefer, PERFORMANCE_HINT="THROUGHPUT") == expected
+
+
+def test_pinned_streams_run_on_their_own_cpus():
+    from vinerun.plugins.cpu.streams import StreamsConfig, stream_executor
+
+    cpus = tuple(sorted(os.sched_getaffinity(0)))
+    config = StreamsConfig(len(cpus), 1, 2 * len(cpus), cpus, pinned=True)
+    executor = stream_executor("pinned-test", config)
+    seen, lock, barrier = [], threading.Lock(), threading.Barrier(len(cpus) + 1)
+
+    def task():
+        with lock:
+            seen.append(tuple(sorted(os.sched_getaffinity(0))))
+        barrier.wait(timeout=10)  # every stream busy at once: each task runs on a different stream
+
+    for _ in cpus:
+        executor.submit(task)
+    barrier.wait(timeout=10)
+    executor.shutdown()
+    assert sorted(seen) == [(c,) for c in cpus]
+    assert os.sched_getaffinity(0) == set(cpus)  # the caller is not pinned
 
 
 def test_compiled_model_reports_streams():
@@ -162,3 +198,37 @@ def test_sync_calls_from_other_threads_run_on_the_shared_stream():
     worker.start()
     worker.join(60)
     assert len(errors) == 1 and "kernel failed on CPU:shared-2-threads-stream-0" in str(errors[0])
+
+
+def test_cpus_grouped_by_core_for_hyper_threading(tmp_path, monkeypatch):
+    from vinerun.plugins.cpu import cpu_topology
+
+    for cpu, siblings in {0: "0,2", 1: "1,3", 2: "0,2", 3: "1,3"}.items():
+        folder = tmp_path / f"cpu{cpu}" / "topology"
+        folder.mkdir(parents=True)
+        (folder / "thread_siblings_list").write_text(siblings + "\n")
+    monkeypatch.setattr(cpu_topology, "allowed_cpus", lambda: [0, 1, 2, 3])
+    assert cpu_topology.core_groups([0, 1, 2, 3], str(tmp_path)) == [[0, 2], [1, 3]]
+    assert cpu_topology.usable_cpus(False, str(tmp_path)) == ([0, 1], False)
+    assert cpu_topology.usable_cpus(True, str(tmp_path)) == ([0, 2, 1, 3], True)  # a stream of 2 takes a core
+
+
+def test_memory_pressure_of_compute_and_memory_bound_models():
+    import vinerun.opset13 as ops
+    from vinerun.plugins.cpu import mem_pressure as mp
+
+    x = ops.parameter([1, 16, 32, 32], np.float32)
+    conv = ops.convolution(x, ops.constant(np.ones((16, 16, 3, 3), np.float32)), [1, 1], [1, 1], [1, 1], [1, 1])
+    compute = mp.mem_pressure(ov.Model([conv], [x]), l2_bytes=1 << 20)
+    assert compute.worst == mp.UNKNOWN and compute.compute_convs == 1.0
+    assert mp.preferred_threads(compute, isa=2.0) == 1
+    assert mp.preferred_threads(compute, isa=2.0, smt_pairs=True) == 2
+    t = ops.parameter([4096, 1024], np.float32)  # 4096 x 1024 in, 4096 x 4096 out: 80 MB through a 1 MB L2
+    wide = ops.matmul(t, ops.constant(np.ones((1024, 4096), np.float32)))
+    memory = mp.mem_pressure(ov.Model([wide], [t]), l2_bytes=1 << 20)
+    assert memory.worst < 0.02 and mp.preferred_threads(memory, isa=2.0) == 0
+    row = ops.parameter([8, 64], np.float32)
+    small = ops.matmul(row, ops.constant(np.ones((64, 64), np.float32)))
+    light = mp.mem_pressure(ov.Model([small], [row]), l2_bytes=1 << 20)
+    assert light.worst > 100 and mp.preferred_threads(light, isa=2.0) == 1
+    assert mp.parse_cpu_list("0-3,8,10-11") == [0, 1, 2, 3, 8, 10, 11]

@@ -13,7 +13,7 @@ from vinerun.plugin_api.infer_request import ISyncInferRequest, ProfilingInfo
 from vinerun.plugin_api.property_table import PropertyValues
 from vinerun.plugin_api.specialize import Shapes, SpecializedPlans
 from vinerun.plugin_api.variable_state import VariableState, variable_states
-from vinerun.plugins.cpu import device_info
+from vinerun.plugins.cpu import cpu_topology, device_info, mem_pressure
 from vinerun.plugins.cpu.compressed_weights import compress_weight_ops, dynamic_quantization_group
 from vinerun.plugins.cpu.config import COMPILED_TABLE, PLUGIN_TABLE, effective_precision
 from vinerun.plugins.cpu.depthwise_fusion import DepthwiseFusion
@@ -68,6 +68,22 @@ def _dynamic_inputs(model: Model) -> bool:
     return any(p.get_output_partial_shape(0).is_dynamic for p in model.get_parameters())
 
 
+def plan_streams(model: Model, values: PropertyValues) -> StreamsConfig:
+    """The stream layout for ``model`` (see :mod:`.streams`): the CPUs it may use (one per physical core under
+    LATENCY unless ``ENABLE_HYPER_THREADING`` says otherwise, every logical CPU under the throughput hints), the
+    threads per stream its memory pressure prefers, pinned where ``ENABLE_CPU_PINNING`` asks."""
+    throughput = values.get("PERFORMANCE_HINT") != hint.PerformanceMode.LATENCY
+    hyper_threading = bool(values.get("ENABLE_HYPER_THREADING")) if values.is_set("ENABLE_HYPER_THREADING") \
+        else throughput
+    cpus, smt_pairs = cpu_topology.usable_cpus(hyper_threading)
+    prefer = 0
+    if throughput:
+        pressure = mem_pressure.mem_pressure(model, mem_pressure.l2_per_core())
+        prefer = mem_pressure.preferred_threads(pressure, mem_pressure.isa_multiplier(device_info.cpu_flags()),
+                                                smt_pairs)
+    return resolve_streams(values, len(cpus), prefer, tuple(cpus), bool(values.get("ENABLE_CPU_PINNING")))
+
+
 class CPUCompiledModel(ICompiledModel):
     """A model compiled into a :class:`Plan` of CPU kernels."""
 
@@ -80,7 +96,7 @@ class CPUCompiledModel(ICompiledModel):
         self.values = config
         #: the read-write values it was compiled with (what export_model stores)
         self.config: dict[str, Any] = {k: config.get(k) for k in COMPILED_TABLE.props if k in config.values}
-        self.streams: StreamsConfig = resolve_streams(config, device_info.core_count())
+        self.streams: StreamsConfig = plan_streams(model, config)
         self.loaded_from_cache = False
         self.properties = PropertyValues(COMPILED_TABLE, {k: config.get(k) for k in COMPILED_TABLE.props
                                                           if k in PLUGIN_TABLE.props}, computed={

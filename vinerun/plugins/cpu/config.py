@@ -36,8 +36,9 @@ TUNABLE = [
     Prop("EXECUTION_MODE_HINT", EnumOf(hint.ExecutionMode), hint.ExecutionMode.PERFORMANCE,
          doc="ACCURACY: no precision lowering"),
     Prop("PERFORMANCE_HINT_NUM_REQUESTS", Int(0), 0, doc="cap on requests in flight for the hints; 0 = none"),
-    Prop("ENABLE_CPU_PINNING", Bool(), False, doc="stored only: vinerun does not pin threads"),
-    Prop("ENABLE_HYPER_THREADING", Bool(), True),
+    Prop("ENABLE_CPU_PINNING", Bool(), False, doc="bind each stream thread (and its OpenMP team) to its CPUs"),
+    Prop("ENABLE_HYPER_THREADING", Bool(), True, doc="use every hardware thread of a core (default: under the "
+         "throughput hints only, as OpenVINO)"),
     Prop("SCHEDULING_CORE_TYPE", EnumOf(hint.SchedulingCoreType), hint.SchedulingCoreType.ANY_CORE),
     Prop("CPU_DENORMALS_OPTIMIZATION", Bool(), False),
     Prop("CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE", Float(), 1.0),

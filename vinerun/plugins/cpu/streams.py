@@ -1,14 +1,17 @@
-"""Streams on the CPU: how many, with how many threads each, and the torch setup of a stream thread.
+"""Streams on the CPU: how many, with how many threads each, which CPUs they run on, and the torch setup of a
+stream thread.
 
-A stream is one worker thread with its own share of the cores. Rules (OpenVINO's, on the
-machines measured): ``LATENCY`` -> 1 stream with every core; ``THROUGHPUT`` /
-``CUMULATIVE_THROUGHPUT`` -> ``cores // threads_per_stream`` streams (1 thread per stream up to
-8 cores, 4 above); ``NUM_STREAMS`` set explicitly (a count, or ``AUTO``) overrides the hint;
-``INFERENCE_NUM_THREADS`` caps the threads used in all; ``PERFORMANCE_HINT_NUM_REQUESTS`` caps the
-streams and requests of the throughput hints. ``OPTIMAL_NUMBER_OF_INFER_REQUESTS`` = streams, twice that
-under the throughput hints (OpenVINO says streams): a stream whose next job is already queued does not idle
-while Python hands back the last one and starts the next (measured on 2 cores, 2 streams: MobileNetV2 f32
-214-225 -> 229-243 FPS, bf16 350-356 -> 380-400; BERT unchanged).
+A stream is one worker thread with its own share of the cores. Rules (OpenVINO's): ``LATENCY`` -> 1 stream with
+every core (one hardware thread per physical core unless ``ENABLE_HYPER_THREADING`` is set); ``THROUGHPUT`` /
+``CUMULATIVE_THROUGHPUT`` -> every logical CPU, in streams of the threads the model's memory pressure calls for
+(:mod:`.mem_pressure`: 1 for compute-bound models, 2, else 4 / 5 / 3 whichever divides the CPUs), with at least
+as many streams as threads per stream; ``NUM_STREAMS`` set explicitly (a count, or ``AUTO``) overrides the hint;
+``INFERENCE_NUM_THREADS`` caps the threads used in all; ``PERFORMANCE_HINT_NUM_REQUESTS`` caps the streams and
+requests of the throughput hints. ``ENABLE_CPU_PINNING`` pins each stream thread (and the OpenMP team it starts) to
+its own CPUs. ``OPTIMAL_NUMBER_OF_INFER_REQUESTS`` = streams, twice that under the throughput hints (OpenVINO says
+streams): a stream whose next job is already queued does not idle while Python hands back the last one and starts
+the next (measured on 2 cores, 2 streams: MobileNetV2 f32 214-225 -> 229-243 FPS, bf16 350-356 -> 380-400; BERT
+unchanged).
 """
 
 from __future__ import annotations
@@ -25,28 +28,50 @@ import torch
 
 from vinerun.plugin_api.executors import StreamsExecutor, Task
 from vinerun.plugin_api.property_table import PropertyValues
+from vinerun.plugins.cpu.mem_pressure import default_threads_per_stream
 from vinerun.properties.hint import PerformanceMode
 
 
 @dataclass(frozen=True)
 class StreamsConfig:
-    """The resolved stream layout of a compiled model."""
+    """The resolved stream layout of a compiled model; ``cpus``: the logical CPUs its streams use, in the order
+    streams take them; ``pinned``: each stream thread is bound to its share of them."""
 
     num_streams: int
     threads_per_stream: int
     num_requests: int
+    cpus: tuple[int, ...] = ()
+    pinned: bool = False
 
     @property
     def num_threads(self) -> int:
         return self.num_streams * self.threads_per_stream
 
+    def stream_cpus(self, index: int) -> list[int]:
+        """The CPUs of stream ``index`` (wrapping around when streams outnumber CPU shares)."""
+        if not self.cpus:
+            return []
+        n = self.threads_per_stream
+        start = (index * n) % len(self.cpus)
+        return [self.cpus[(start + k) % len(self.cpus)] for k in range(n)]
 
-def throughput_threads_per_stream(cores: int) -> int:
-    return 1 if cores <= 8 else 4
+
+def throughput_threads_per_stream(cpus: int, prefer: int = 0) -> int:
+    """Threads per THROUGHPUT stream on ``cpus`` CPUs for a model preferring ``prefer`` (0: no preference: 4, 5
+    or 3, whichever divides ``cpus``, lowered until there are at least as many streams as threads per stream)."""
+    if prefer > 0:
+        return prefer if prefer <= cpus else max(1, cpus // 2)
+    threads = min(default_threads_per_stream(cpus), cpus)
+    while threads > 1 and cpus // threads < threads:
+        threads -= 1
+    return threads
 
 
-def resolve_streams(values: PropertyValues, cores: int) -> StreamsConfig:
-    """Streams, threads per stream and optimal requests for a configuration on ``cores`` cores."""
+def resolve_streams(values: PropertyValues, cores: int, prefer: int = 0, cpus: tuple[int, ...] = (),
+                    pinned: bool = False) -> StreamsConfig:
+    """Streams, threads per stream and optimal requests for a configuration on ``cores`` CPUs, for a model whose
+    memory pressure prefers ``prefer`` threads per THROUGHPUT stream (0: none); ``cpus`` / ``pinned`` are kept
+    for the executor (see :class:`StreamsConfig`)."""
     threads = values.get("INFERENCE_NUM_THREADS") or cores
     threads = max(1, min(threads, cores))
     hint = values.get("PERFORMANCE_HINT")
@@ -55,7 +80,7 @@ def resolve_streams(values: PropertyValues, cores: int) -> StreamsConfig:
     if values.is_set("NUM_STREAMS") and requested > 0:
         streams = min(requested, threads)
     elif (values.is_set("NUM_STREAMS") and requested < 0) or hint != PerformanceMode.LATENCY:
-        streams = max(1, threads // throughput_threads_per_stream(threads))
+        streams = max(1, -(-threads // throughput_threads_per_stream(threads, prefer)))
         if requested == -2:  # NUMA: one stream per NUMA node; vinerun sees one node
             streams = 1
         if cap and hint != PerformanceMode.LATENCY:
@@ -65,7 +90,7 @@ def resolve_streams(values: PropertyValues, cores: int) -> StreamsConfig:
     per_stream = max(1, threads // streams)
     requests = streams if hint == PerformanceMode.LATENCY else 2 * streams
     requests = min(requests, cap) if cap else requests
-    return StreamsConfig(streams, per_stream, max(1, requests))
+    return StreamsConfig(streams, per_stream, max(1, requests), tuple(cpus), pinned and bool(cpus))
 
 
 @functools.cache
@@ -109,7 +134,7 @@ def init_stream_thread(threads: int) -> None:
         mkl(ctypes.c_int(threads))
 
 
-_shared: dict[tuple[int, int], StreamsExecutor] = {}
+_shared: dict[tuple[int, int, tuple[int, ...]], StreamsExecutor] = {}
 _shared_lock = threading.Lock()
 _local = threading.local()  # ``shared`` is set on the shared streams' threads
 
@@ -162,9 +187,16 @@ class SharedStreams:
         """Nothing to stop: the shared streams live as long as the process."""
 
 
-def _init_shared_stream(threads: int) -> None:
+def _init_shared_stream(threads: int, cpus: list[int]) -> None:
+    _pin(cpus)
     init_stream_thread(threads)
     _local.shared = True
+
+
+def _pin(cpus: list[int]) -> None:
+    """Bind the calling thread (and the OpenMP team it starts after this) to ``cpus``; nothing when empty."""
+    if cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, cpus)
 
 
 def stream_executor(name: str, config: StreamsConfig) -> StreamsExecutor | SharedStreams:
@@ -175,16 +207,22 @@ def stream_executor(name: str, config: StreamsConfig) -> StreamsExecutor | Share
     threads than cores every team stops spinning between parallel regions (see
     :meth:`vinerun.plugins.cpu.kernels._dnnl.Primitive.reordered`). Measured on 2 cores: a second LATENCY model,
     idle, made the first one's async MobileNetV2 inference 4.6 -> 7.4 ms. A LATENCY stream uses every core
-    anyway, so two models' requests on one stream queue up instead of splitting the cores.
+    anyway, so two models' requests on one stream queue up instead of splitting the cores. Pinned streams bind
+    their thread to their CPUs before its OpenMP team starts, so the team stays there too.
     """
     per_stream = config.threads_per_stream
+
+    def cpus_of(index: int) -> list[int]:
+        return config.stream_cpus(index) if config.pinned else []
+
     if per_stream == 1:
-        return StreamsExecutor(config.num_streams, name=name, on_thread_start=lambda _i: init_stream_thread(1))
-    key = (config.num_streams, per_stream)
+        return StreamsExecutor(config.num_streams, name=name,
+                               on_thread_start=lambda i: (_pin(cpus_of(i)), init_stream_thread(1)))
+    key = (config.num_streams, per_stream, config.cpus if config.pinned else ())
     with _shared_lock:
         executor = _shared.get(key)
         if executor is None:
             executor = _shared[key] = StreamsExecutor(
                 config.num_streams, name=f"CPU:shared-{per_stream}-threads",
-                on_thread_start=lambda _i: _init_shared_stream(per_stream))
+                on_thread_start=lambda i: _init_shared_stream(per_stream, cpus_of(i)))
     return SharedStreams(executor)

@@ -1,0 +1,103 @@
+"""CPU scaling: LATENCY at 1, 2, 4, 8 ... threads up to every core, and the THROUGHPUT hint's streams and
+requests, vinerun beside openvino on the same file in the same run (interleaved turns, medians), f32 and bf16
+(where the CPU computes bf16 natively).
+
+    python benchmarks/thread_sweep.py                          # resnet50 from model_zoo, every thread count
+    python benchmarks/thread_sweep.py --models resnet50 mobilenetv2 bert --threads 1 2 4 8 16 --seconds 1
+
+The THROUGHPUT rows say how many streams, threads per stream and requests each runtime chose, and vinerun's
+reason (the model's memory pressure: ``vinerun.plugins.cpu.mem_pressure``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import contenders  # noqa: E402
+import model_zoo  # noqa: E402
+
+import vinerun  # noqa: E402
+from vinerun.plugins.cpu import device_info, mem_pressure  # noqa: E402
+
+
+def _latency_ms(compiled: object, feed: dict, seconds: float) -> float:
+    request = compiled.create_infer_request()  # type: ignore[attr-defined]
+    request.infer(feed)
+    times, end = [], time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        t0 = time.perf_counter()
+        request.infer(feed)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def _runtimes(names: list[str]) -> dict[str, object]:
+    found = {"vinerun": vinerun}
+    if "openvino" in names and contenders.importable("openvino"):
+        import openvino
+
+        found["openvino"] = openvino
+    return found
+
+
+def _reason(path: str) -> str:
+    model = vinerun.Core().read_model(path)
+    pressure = mem_pressure.mem_pressure(model, mem_pressure.l2_per_core())
+    isa = mem_pressure.isa_multiplier(device_info.cpu_flags())
+    return (f"worst layer L2/bytes {pressure.worst:.3g}, compute-bound convs {pressure.compute_convs:.0%}, "
+            f"ISA x{isa:g}: prefers {mem_pressure.preferred_threads(pressure, isa) or 'no'} threads per stream")
+
+
+def sweep(name: str, args: argparse.Namespace) -> None:
+    spec = model_zoo.MODELS[name]
+    path, feed = spec.build(args.folder), spec.inputs()
+    runtimes = _runtimes(args.runtimes)
+    precisions = ["f32"] + (["bf16"] if contenders.native_bf16() else [])
+    print(f"\n{name}: {_reason(path)}")
+    for precision in precisions:
+        for threads in args.threads:
+            compiled = {rt: mod.Core().compile_model(path, "CPU", {  # type: ignore[attr-defined]
+                "PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads,
+                "INFERENCE_PRECISION_HINT": precision}) for rt, mod in runtimes.items()}
+            turns: dict[str, list[float]] = {rt: [] for rt in runtimes}
+            for _ in range(args.rounds):
+                for rt, c in compiled.items():
+                    turns[rt].append(_latency_ms(c, feed, args.seconds))
+            ms = {rt: statistics.median(v) for rt, v in turns.items()}
+            ratio = f"  vinerun / openvino {ms['vinerun'] / ms['openvino']:.2f}x" if "openvino" in ms else ""
+            print(f"  LATENCY {precision} {threads:3d} threads: " +
+                  ", ".join(f"{rt} {v:.2f} ms" for rt, v in ms.items()) + ratio, flush=True)
+        for rt, mod in runtimes.items():
+            c = mod.Core().compile_model(path, "CPU", {  # type: ignore[attr-defined]
+                "PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_PRECISION_HINT": precision})
+            streams, threads = int(c.get_property("NUM_STREAMS")), int(c.get_property("INFERENCE_NUM_THREADS"))
+            print(f"  THROUGHPUT {precision} {rt}: {streams} streams x {max(threads // max(streams, 1), 1)} "
+                  f"threads, {c.get_property('OPTIMAL_NUMBER_OF_INFER_REQUESTS')} requests", flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", nargs="+", default=["resnet50"], choices=sorted(model_zoo.MODELS))
+    cores = contenders.cores()
+    default_threads = sorted({t for t in (1, 2, 4, 8, 16, 32, 64) if t < cores} | {cores})
+    ap.add_argument("--threads", nargs="+", type=int, default=default_threads)
+    ap.add_argument("--runtimes", nargs="+", default=["vinerun", "openvino"])
+    ap.add_argument("--seconds", type=float, default=0.5, help="seconds per turn (default 0.5)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved turns per contender (default 3)")
+    ap.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "vinerun_zoo"))
+    args = ap.parse_args()
+    os.makedirs(args.folder, exist_ok=True)
+    print(f"{cores} cores, {device_info.cpu_name()}")
+    for name in args.models:
+        sweep(name, args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
