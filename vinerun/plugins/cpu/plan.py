@@ -46,6 +46,7 @@ def rewrite_patterns(model: Model) -> None:
     from vinerun.transformations.identity_elimination import (
         IdentityArithmeticElimination,
         IdentityConvertElimination,
+        IdentityReshapeElimination,
         IdentityShapeElimination,
     )
     from vinerun.transformations.linear_folding import LinearFolding
@@ -54,17 +55,20 @@ def rewrite_patterns(model: Model) -> None:
     from vinerun.transformations.pad_fusion import PadFusion
     from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
     from vinerun.transformations.sequence_to_cell import LSTMSequenceToCell
+    from vinerun.transformations.shared_ops import SharedOpOptimization
     from vinerun.transformations.shuffle_channels_fusion import ShuffleChannelsFusion
     from vinerun.transformations.swish_fusion import SwishFusion
 
     IdentityConvertElimination()(model)
     IdentityShapeElimination()(model)
+    IdentityReshapeElimination()(model)  # exporters' same-shape Reshape after attention hid its head merge
     IdentityArithmeticElimination()(model)
     FlattenedMatMulUnflattening()(model)
     OneHotMatMulToGather()(model)
     MaskedGatherFusion()(model)
     DeadCodeElimination()(model)  # the NonZeros the MaskedGathers left: ClassTopKFusion counts the mask's readers
     ClassTopKFusion()(model)
+    SharedOpOptimization()(model)  # after the per-class fusion, which matches each class's own copies
     ShuffleChannelsFusion()(model)
     ChannelSplitToSlices()(model)
     PadFusion()(model)
