@@ -5,8 +5,10 @@ requests, vinerun beside openvino on the same file in the same run (interleaved 
     python benchmarks/thread_sweep.py                          # resnet50 from model_zoo, every thread count
     python benchmarks/thread_sweep.py --models resnet50 mobilenetv2 bert --threads 1 2 4 8 16 --seconds 1
 
-The THROUGHPUT rows say how many streams, threads per stream and requests each runtime chose, and vinerun's
-reason (the model's memory pressure: ``vinerun.plugins.cpu.mem_pressure``).
+The THROUGHPUT rows say how many streams, threads per stream and requests each runtime chose, vinerun's reason
+(the model's memory pressure: ``vinerun.plugins.cpu.mem_pressure``), and the requests per second each gets with
+an ``AsyncInferQueue`` of that many batch-1 requests (``--models demo``: the server's bundled small CNN, where the
+Python per request is what limits the rate).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import statistics
 import sys
 import tempfile
 import time
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contenders  # noqa: E402
@@ -37,6 +41,22 @@ def _latency_ms(compiled: object, feed: dict, seconds: float) -> float:
     return statistics.median(times) * 1e3
 
 
+def _rate(mod: object, compiled: object, feed: dict, seconds: float) -> float:
+    """Requests per second through an AsyncInferQueue of the compiled model's optimal number of requests."""
+    jobs = int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))  # type: ignore[attr-defined]
+    queue = mod.AsyncInferQueue(compiled, jobs)  # type: ignore[attr-defined]
+    for _ in range(2 * jobs):
+        queue.start_async(feed)
+    queue.wait_all()
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(jobs):
+            queue.start_async(feed)
+        done += jobs
+    queue.wait_all()
+    return done / (time.perf_counter() - start)
+
+
 def _runtimes(names: list[str]) -> dict[str, object]:
     found = {"vinerun": vinerun}
     if "openvino" in names and contenders.importable("openvino"):
@@ -54,9 +74,17 @@ def _reason(path: str) -> str:
             f"ISA x{isa:g}: prefers {mem_pressure.preferred_threads(pressure, isa) or 'no'} threads per stream")
 
 
+def _demo() -> tuple[str, dict]:
+    folder = os.path.join(os.path.dirname(vinerun.__file__), "serving", "demo", "cnn", "1")
+    return os.path.join(folder, "model.onnx"), {"image": np.random.default_rng(0).random((1, 3, 32, 32), np.float32)}
+
+
 def sweep(name: str, args: argparse.Namespace) -> None:
-    spec = model_zoo.MODELS[name]
-    path, feed = spec.build(args.folder), spec.inputs()
+    if name == "demo":
+        path, feed = _demo()
+    else:
+        spec = model_zoo.MODELS[name]
+        path, feed = spec.build(args.folder), spec.inputs()
     runtimes = _runtimes(args.runtimes)
     precisions = ["f32"] + (["bf16"] if contenders.native_bf16() else [])
     print(f"\n{name}: {_reason(path)}")
@@ -77,13 +105,15 @@ def sweep(name: str, args: argparse.Namespace) -> None:
             c = mod.Core().compile_model(path, "CPU", {  # type: ignore[attr-defined]
                 "PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_PRECISION_HINT": precision})
             streams, threads = int(c.get_property("NUM_STREAMS")), int(c.get_property("INFERENCE_NUM_THREADS"))
+            rate = statistics.median(_rate(mod, c, feed, args.seconds) for _ in range(args.rounds))
             print(f"  THROUGHPUT {precision} {rt}: {streams} streams x {max(threads // max(streams, 1), 1)} "
-                  f"threads, {c.get_property('OPTIMAL_NUMBER_OF_INFER_REQUESTS')} requests", flush=True)
+                  f"threads, {c.get_property('OPTIMAL_NUMBER_OF_INFER_REQUESTS')} requests: {rate:.0f} requests/s",
+                  flush=True)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", nargs="+", default=["resnet50"], choices=sorted(model_zoo.MODELS))
+    ap.add_argument("--models", nargs="+", default=["resnet50"], choices=["demo", *sorted(model_zoo.MODELS)])
     cores = contenders.cores()
     default_threads = sorted({t for t in (1, 2, 4, 8, 16, 32, 64) if t < cores} | {cores})
     ap.add_argument("--threads", nargs="+", type=int, default=default_threads)
