@@ -49,16 +49,18 @@ def dnnl_binary_kernel(node: Node, fallback: Kernel, kind: str | None = None, po
     dt = DATA_TYPES.get(dtype.name)
     shapes = [node.get_input_partial_shape(i) for i in range(2)]
     out_shape = node.get_output_partial_shape(0)
+    types = [np.dtype(node.get_input_element_type(i).to_dtype()) for i in range(2)]
+    # the second operand may stay f32 under a bf16 output (a fused scale and shift's per-channel scale)
     if (lib is None or dt is None or kind not in ALGORITHMS or not out_shape.is_static
-            or not all(s.is_static for s in shapes)
-            or any(np.dtype(node.get_input_element_type(i).to_dtype()) != dtype for i in range(2))):
+            or not all(s.is_static for s in shapes) or types[0] != dtype
+            or types[1] not in (dtype, np.dtype(np.float32))):
         return fallback
     out = tuple(int(d) for d in out_shape.to_shape())
     a, b = (tuple(int(d) for d in s.to_shape()) for s in shapes)
     if not out or 0 in out or len(a) > len(out) or len(b) > len(out):
         return fallback
     a, b = (1,) * (len(out) - len(a)) + a, (1,) * (len(out) - len(b)) + b  # numpy broadcast: leading ones
-    swap = a != out and b == out and kind in COMMUTATIVE
+    swap = a != out and b == out and kind in COMMUTATIVE and types[0] == types[1]
     full, other = (b, a) if swap else (a, b)
     if full != out:
         return fallback  # both operands broadcast, or the first of a non-commutative op
@@ -67,11 +69,12 @@ def dnnl_binary_kernel(node: Node, fallback: Kernel, kind: str | None = None, po
     primitives = PrimitiveCache(lambda key: Binary(lib, element_layout(key[0], full), element_layout(key[1], other),
                                                    element_layout(key[2]), algorithm, post_ops), LAYOUTS)
     first, second = (1, 0) if swap else (0, 1)  # the inputs that are oneDNN's src0 and src1
+    second_type = types[second]
 
     def run(inputs: list) -> list:
         x, y = inputs[first], inputs[second]
         usable = (size > SMALL and type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == dtype
-                  and y.dtype == dtype and min(x.strides, default=0) >= 0 and min(y.strides, default=0) >= 0)
+                  and y.dtype == second_type and min(x.strides, default=0) >= 0 and min(y.strides, default=0) >= 0)
         z_layout = order_kept(node, layout_of_value(x), out_layout.value) if usable else out_layout.value
         op = primitives.get((layout_of_value(x), layout_of_value(y), z_layout)) if usable else None
         if op is None:  # NumPy keeps channels-last operands' order: only channels-last readers may get that
@@ -84,9 +87,10 @@ def dnnl_binary_kernel(node: Node, fallback: Kernel, kind: str | None = None, po
     in_shapes = [tuple(int(d) for d in s.to_shape()) for s in shapes]
 
     def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
-        chosen = [layouts[i] if layouts[i] is not None else arriving_layout(node, i, in_shapes[i], dtype)
+        chosen = [layouts[i] if layouts[i] is not None else arriving_layout(node, i, in_shapes[i], types[i])
                   for i in (first, second)]
-        if any(lay[2] != dtype or min(lay[1], default=0) < 0 for lay in chosen):
+        if any(lay[2] != types[i] or min(lay[1], default=0) < 0 for lay, i in zip(chosen, (first, second),
+                                                                                     strict=True)):
             return None
         z = order_kept(node, chosen[0], out_layout.value)  # oneDNN's fast binary writes src0's layout
         op = primitives.get((chosen[0], chosen[1], z))
