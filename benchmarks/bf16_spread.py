@@ -19,13 +19,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_zoo  # noqa: E402
+from compare import relative_diff  # noqa: E402  (compare.py's "agrees" measure)
 
 import vinerun  # noqa: E402
-
-
-def _relative(got: list, want: list) -> float:
-    return max(float(np.max(np.abs(np.asarray(g, np.float64) - np.asarray(w, np.float64)))) /
-               max(float(np.max(np.abs(w))), 1e-30) for g, w in zip(got, want, strict=True))
 
 
 def variants(feed: dict[str, np.ndarray], count: int, seed: int = 1) -> list[dict[str, np.ndarray]]:
@@ -60,8 +56,8 @@ def main() -> int:
         mine, other = [], []
         for feed in variants(spec.inputs(), args.inputs):
             want = list(f32(feed).values())
-            mine.append(_relative(list(ours(feed).values()), want))
-            other.append(_relative(list(theirs(feed).values()), want))
+            mine.append(relative_diff(list(ours(feed).values()), want))
+            other.append(relative_diff(list(theirs(feed).values()), want))
         closer = sum(m <= o for m, o in zip(mine, other, strict=True))
         print(f"| {name} | {np.mean(mine):.3f} / {max(mine):.3f} | {np.mean(other):.3f} / {max(other):.3f} | "
               f"{closer} of {len(mine)} |", flush=True)

@@ -27,7 +27,7 @@ import contenders  # noqa: E402
 import model_zoo  # noqa: E402
 
 import vinerun  # noqa: E402
-from vinerun.plugins.cpu import device_info, mem_pressure  # noqa: E402
+from vinerun.plugins.cpu import cpu_topology, device_info, mem_pressure  # noqa: E402
 
 
 def _latency_ms(compiled: object, feed: dict, seconds: float) -> float:
@@ -68,7 +68,7 @@ def _runtimes(names: list[str]) -> dict[str, object]:
 
 def _reason(path: str) -> str:
     model = vinerun.Core().read_model(path)
-    pressure = mem_pressure.mem_pressure(model, mem_pressure.l2_per_core())
+    pressure = mem_pressure.mem_pressure(model, cpu_topology.l2_per_core())
     isa = mem_pressure.isa_multiplier(device_info.cpu_flags())
     return (f"worst layer L2/bytes {pressure.worst:.3g}, compute-bound convs {pressure.compute_convs:.0%}, "
             f"ISA x{isa:g}: prefers {mem_pressure.preferred_threads(pressure, isa) or 'no'} threads per stream")

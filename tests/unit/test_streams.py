@@ -231,4 +231,6 @@ def test_memory_pressure_of_compute_and_memory_bound_models():
     small = ops.matmul(row, ops.constant(np.ones((64, 64), np.float32)))
     light = mp.mem_pressure(ov.Model([small], [row]), l2_bytes=1 << 20)
     assert light.worst > 100 and mp.preferred_threads(light, isa=2.0) == 1
-    assert mp.parse_cpu_list("0-3,8,10-11") == [0, 1, 2, 3, 8, 10, 11]
+    from vinerun.plugins.cpu.cpu_topology import parse_cpu_list
+
+    assert parse_cpu_list("0-3,8,10-11") == [0, 1, 2, 3, 8, 10, 11]

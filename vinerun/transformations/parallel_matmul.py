@@ -38,8 +38,8 @@ def _bias_of(matmul: Node, n: int) -> tuple[Node, np.ndarray] | None:
     return add, value.reshape(n)
 
 
-def _member_key(matmul: Node) -> tuple | None:
-    """What members of one group share (None: the MatMul cannot join one)."""
+def _member(matmul: Node) -> tuple[tuple, tuple[Node, np.ndarray] | None] | None:
+    """(what members of one group share, the MatMul's bias); None when it cannot join a group."""
     if matmul.type_name != "MatMul" or matmul.transpose_a or not isinstance(matmul.input_value(1).node, Constant):
         return None
     w = matmul.input_value(1).node.get_value()
@@ -48,19 +48,20 @@ def _member_key(matmul: Node) -> tuple | None:
         return None
     n = w.shape[0] if matmul.transpose_b else w.shape[1]
     k = w.shape[1] if matmul.transpose_b else w.shape[0]
-    return matmul.transpose_b, k, str(w.dtype), _bias_of(matmul, n) is not None
+    bias = _bias_of(matmul, n)
+    source = matmul.input_value(0)
+    return (id(source.node), source.index, matmul.transpose_b, k, str(w.dtype), bias is not None), bias
 
 
 class ParallelMatMulFusion(InPlacePass):
     """Merge MatMuls by constant weights that read one tensor (see the module docstring)."""
 
     def call(self, model: Model) -> PassResult:
-        groups: dict[tuple, list[Node]] = defaultdict(list)
+        groups: dict[tuple, list[tuple[Node, tuple[Node, np.ndarray] | None]]] = defaultdict(list)
         for node in model.get_ordered_ops():
-            key = _member_key(node)
-            if key is not None:
-                source = node.input_value(0)
-                groups[(id(source.node), source.index, *key)].append(node)
+            found = _member(node)
+            if found is not None:
+                groups[found[0]].append((node, found[1]))
         modified = False
         for members in groups.values():
             if len(members) > 1:
@@ -69,23 +70,23 @@ class ParallelMatMulFusion(InPlacePass):
         return PassResult(model, modified)
 
     @staticmethod
-    def _merge(members: list[Node]) -> None:
-        first = members[0]
+    def _merge(members: list[tuple[Node, tuple[Node, np.ndarray] | None]]) -> None:
+        first = members[0][0]
         transpose_b = first.transpose_b
-        weights = [m.input_value(1).node.get_value() for m in members]
+        weights = [m.input_value(1).node.get_value() for m, _ in members]
         widths = [w.shape[0] if transpose_b else w.shape[1] for w in weights]
         merged = Constant(np.concatenate(weights, axis=0 if transpose_b else 1),
                           name=f"{first.friendly_name}.merged_weights")
         y: Output = MatMul(first.input_value(0), merged.output(0), transpose_a=False, transpose_b=transpose_b,
                            name=f"{first.friendly_name}.merged").output(0)
-        biases = [_bias_of(m, n) for m, n in zip(members, widths, strict=True)]
-        if all(b is not None for b in biases):
+        biases = [b for _, b in members]
+        if biases[0] is not None:  # all members have one, or none (their group key says which)
             vector = np.concatenate([b[1] for b in biases])  # type: ignore[index]
             y = Add(y, Constant(vector, name=f"{first.friendly_name}.merged_bias").output(0)).output(0)
         rank = y.partial_shape.rank.get_length()
         split = VariadicSplit(y, Constant(np.array(rank - 1, np.int64)).output(0),
                               Constant(np.array(widths, np.int64)).output(0), name=f"{first.friendly_name}.split")
-        for i, (m, b) in enumerate(zip(members, biases, strict=True)):
+        for i, (m, b) in enumerate(members):
             last = b[0] if b is not None else m
             replace_output_update_name(last.output(0), split.output(i))
             last.detach()

@@ -112,3 +112,22 @@ def test_attention_rows_whose_mask_hides_every_key_are_zeros(shim, mask_shape: t
     want = node.evaluate(values)[0]
     assert np.all(got[:, :, 1] == 0) and np.all(np.isfinite(got))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_failing_fast_kernel_falls_back_for_good(caplog) -> None:
+    from vinerun.plugins.gpu.kernels._nn import Fallback
+
+    calls: list[str] = []
+
+    def fast(x: int) -> int:
+        calls.append("fast")
+        raise RuntimeError("no engine for this configuration")
+
+    def slow(x: int) -> int:
+        calls.append("slow")
+        return x + 1
+
+    run = Fallback("test kernel", fast, slow)
+    assert run(1) == 2 and run(2) == 3
+    assert calls == ["fast", "slow", "slow"] and run.failed
+    assert "test kernel failed" in caplog.text

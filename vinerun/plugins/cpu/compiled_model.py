@@ -78,7 +78,7 @@ def plan_streams(model: Model, values: PropertyValues) -> StreamsConfig:
     cpus, smt_pairs = cpu_topology.usable_cpus(hyper_threading)
     prefer = 0
     if throughput:
-        pressure = mem_pressure.mem_pressure(model, mem_pressure.l2_per_core())
+        pressure = mem_pressure.mem_pressure(model, cpu_topology.l2_per_core())
         prefer = mem_pressure.preferred_threads(pressure, mem_pressure.isa_multiplier(device_info.cpu_flags()),
                                                 smt_pairs)
     return resolve_streams(values, len(cpus), prefer, tuple(cpus), bool(values.get("ENABLE_CPU_PINNING")))

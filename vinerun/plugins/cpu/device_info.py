@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
-import os
 import platform
+
+from vinerun.plugins.cpu import cpu_topology
 
 
 @functools.cache
@@ -51,4 +52,5 @@ def architecture() -> str:
 
 
 def core_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    """The logical CPUs this process may run on."""
+    return len(cpu_topology.allowed_cpus())

@@ -16,9 +16,7 @@ Recurrent sequences (GRUSequence, TensorIterator) give no score: no preference.
 
 from __future__ import annotations
 
-import functools
 import math
-import os
 from dataclasses import dataclass
 
 from vinerun.ir.model import Model
@@ -121,37 +119,3 @@ def preferred_threads(pressure: MemPressure, isa: float, smt_pairs: bool = False
 def default_threads_per_stream(cpus: int) -> int:
     """Threads per stream without a preference: 4, 5 or 3, whichever divides ``cpus`` first, else all of them."""
     return next((n for n in (4, 5, 3) if cpus % n == 0), cpus)
-
-
-@functools.cache
-def l2_per_core() -> float:
-    """Bytes of L2 cache per core (the L2 of cpu0 divided among the CPUs sharing it); 1 MiB when unknown."""
-    base = "/sys/devices/system/cpu/cpu0/cache"
-    try:
-        for index in sorted(os.listdir(base)):
-            folder = os.path.join(base, index)
-            with open(os.path.join(folder, "level"), encoding="utf-8") as f:
-                if f.read().strip() != "2":
-                    continue
-            with open(os.path.join(folder, "size"), encoding="utf-8") as f:
-                size = _parse_size(f.read().strip())
-            with open(os.path.join(folder, "shared_cpu_list"), encoding="utf-8") as f:
-                sharing = len(parse_cpu_list(f.read().strip())) or 1
-            return size / sharing
-    except OSError:
-        pass
-    return float(1 << 20)
-
-
-def _parse_size(text: str) -> float:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    return float(text[:-1]) * units[text[-1].upper()] if text and text[-1].upper() in units else float(text)
-
-
-def parse_cpu_list(text: str) -> list[int]:
-    """``"0-3,8,10-11"`` -> ``[0, 1, 2, 3, 8, 10, 11]``."""
-    cpus: list[int] = []
-    for part in filter(None, text.split(",")):
-        lo, _, hi = part.partition("-")
-        cpus += range(int(lo), int(hi or lo) + 1)
-    return cpus

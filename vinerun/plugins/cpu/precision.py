@@ -5,9 +5,9 @@ Anchors, lowered whenever their float inputs are f32: the ops oneDNN computes na
 time and prepacked by the kernels. Followers, lowered when a float input comes from a lowered op, so that
 values stay bf16 between the anchors: element-wise arithmetic and activations, pooling, views and data
 movement, Softmax, LayerNorm (statistics in f32 inside the kernel), mean reductions and whole-factor nearest
-upsampling. A bias, a Swish beta,
-LayerNorm's gamma and beta and a fused scale-shift's scale and shift stay f32 (the kernels apply them in f32). Everything else computes in f32
-behind a Convert, and model outputs keep their declared types.
+upsampling. A bias, a Swish beta, LayerNorm's gamma and beta and a fused scale-shift's scale and shift stay f32
+(the kernels apply them in f32). Everything else computes in f32 behind a Convert, and model outputs keep their
+declared types.
 """
 
 from __future__ import annotations

@@ -187,16 +187,13 @@ class SharedStreams:
         """Nothing to stop: the shared streams live as long as the process."""
 
 
-def _init_shared_stream(threads: int, cpus: list[int]) -> None:
-    _pin(cpus)
-    init_stream_thread(threads)
-    _local.shared = True
-
-
-def _pin(cpus: list[int]) -> None:
-    """Bind the calling thread (and the OpenMP team it starts after this) to ``cpus``; nothing when empty."""
+def _start_stream(threads: int, cpus: list[int], shared: bool) -> None:
+    """Set up a stream thread: bound to ``cpus`` (when given) before its OpenMP team of ``threads`` starts, so the
+    team stays there too; ``shared`` marks the threads of shared streams."""
     if cpus and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, cpus)
+    init_stream_thread(threads)
+    _local.shared = shared
 
 
 def stream_executor(name: str, config: StreamsConfig) -> StreamsExecutor | SharedStreams:
@@ -207,8 +204,7 @@ def stream_executor(name: str, config: StreamsConfig) -> StreamsExecutor | Share
     threads than cores every team stops spinning between parallel regions (see
     :meth:`vinerun.plugins.cpu.kernels._dnnl.Primitive.reordered`). Measured on 2 cores: a second LATENCY model,
     idle, made the first one's async MobileNetV2 inference 4.6 -> 7.4 ms. A LATENCY stream uses every core
-    anyway, so two models' requests on one stream queue up instead of splitting the cores. Pinned streams bind
-    their thread to their CPUs before its OpenMP team starts, so the team stays there too.
+    anyway, so two models' requests on one stream queue up instead of splitting the cores.
     """
     per_stream = config.threads_per_stream
 
@@ -217,12 +213,12 @@ def stream_executor(name: str, config: StreamsConfig) -> StreamsExecutor | Share
 
     if per_stream == 1:
         return StreamsExecutor(config.num_streams, name=name,
-                               on_thread_start=lambda i: (_pin(cpus_of(i)), init_stream_thread(1)))
+                               on_thread_start=lambda i: _start_stream(1, cpus_of(i), shared=False))
     key = (config.num_streams, per_stream, config.cpus if config.pinned else ())
     with _shared_lock:
         executor = _shared.get(key)
         if executor is None:
             executor = _shared[key] = StreamsExecutor(
                 config.num_streams, name=f"CPU:shared-{per_stream}-threads",
-                on_thread_start=lambda i: _init_shared_stream(per_stream, cpus_of(i)))
+                on_thread_start=lambda i: _start_stream(per_stream, cpus_of(i), shared=True))
     return SharedStreams(executor)

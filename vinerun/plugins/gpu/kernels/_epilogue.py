@@ -66,12 +66,12 @@ def triton_epilogue(node: Node, conv: Callable[..., torch.Tensor]) -> GpuKernel 
         return None
     channels = dim.get_length()
     steps = node.steps
-    loads = [_load_kind(s.kind) for s in steps if s.input_index is not None]
-    source = triton_codegen.generate([(s.node, s.position, s.input_index is not None) for s in steps], loads)
+    operands = [(s.input_index, _load_kind(s.kind)) for s in steps if s.input_index is not None]
+    source = triton_codegen.generate([(s.node, s.position, s.input_index is not None) for s in steps],
+                                     [load for _, load in operands])
     if source is None:
         return None
     launch = triton_codegen.launcher(triton_codegen.load(source))
-    operands = [(s.input_index, _load_kind(s.kind)) for s in steps if s.input_index is not None]
     readers = [_operand_reader(node, i, load, channels) for i, load in operands]
     full = [load == "full" for _, load in operands]
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -10,6 +12,7 @@ from vinerun.ir.node import Node
 from vinerun.plugins.gpu.kernels import FLOAT_TYPES, constant_input, input_type, output_type
 
 Prepare = Callable[[torch.Tensor], torch.Tensor]
+_log = logging.getLogger(__name__)
 
 
 def float_node(node: Node, count: int = 1) -> bool:
@@ -64,3 +67,24 @@ def channels_last(device: torch.device, spatial: int) -> bool:
     Outputs then come back channels-last (strided NCHW): kernels reading them must not assume contiguity.
     """
     return device.type == "cuda" and spatial == 2
+
+
+class Fallback:
+    """``fast(*args)`` until it raises once, then ``slow(*args)`` for good, logged with ``what`` (a configuration
+    cuDNN or Triton rejects). A failure inside a CUDA graph capture is raised instead: the capture is lost anyway,
+    and the plan then runs eagerly, where the next call falls back."""
+
+    def __init__(self, what: str, fast: Callable[..., Any], slow: Callable[..., Any]):
+        self.what, self.fast, self.slow = what, fast, slow
+        self.failed = False
+
+    def __call__(self, *args: Any) -> Any:
+        if not self.failed:
+            try:
+                return self.fast(*args)
+            except Exception as e:  # noqa: BLE001 - say so, and take the slow path from now on
+                if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+                    raise
+                _log.warning("%s failed (%s); running the unfused form from now on", self.what, e)
+                self.failed = True
+        return self.slow(*args)

@@ -9,7 +9,6 @@ kernel (or, failing that, its reference).
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable
 from typing import Any
@@ -20,10 +19,8 @@ import torch.nn.functional as F
 from vinerun.ir.node import Node
 from vinerun.plugins.gpu.kernels import GpuKernel, gpu_kernel, select_kernel
 from vinerun.plugins.gpu.kernels._epilogue import triton_epilogue
-from vinerun.plugins.gpu.kernels._nn import float_node, prepared_input, spatial_count
+from vinerun.plugins.gpu.kernels._nn import Fallback, float_node, prepared_input, spatial_count
 from vinerun.plugins.gpu.kernels.conv import ConvCall, conv_runner
-
-_log = logging.getLogger(__name__)
 
 #: ``op(y, operand) -> y``, in place where PyTorch has the form
 PostFn = Callable[[torch.Tensor, Any], torch.Tensor]
@@ -95,7 +92,7 @@ def fused_convolution(node: Node, device: torch.device) -> GpuKernel | None:
     generic = GpuKernel(lambda x: [post(conv(x[0], x[1], bias(x)), x)], "cudnn_conv")
     if device.type != "cuda":
         return generic
-    relu = _cudnn_relu(node, conv, bias)
+    relu = _cudnn_relu(node, conv, index, bias)
     if relu is not None:  # one cuDNN kernel: bias, residual and ReLU in its epilogue
         return _with_fallback(node, relu, generic)
     tail = triton_epilogue(node, conv)
@@ -103,34 +100,32 @@ def fused_convolution(node: Node, device: torch.device) -> GpuKernel | None:
 
 
 def _with_fallback(node: Node, fast: GpuKernel, generic: GpuKernel) -> GpuKernel:
-    """``fast`` until it fails once (a configuration its library rejects), then ``generic`` for good."""
-    kernel = GpuKernel(fast.fn, fast.exec_type)
+    """``fast`` until it fails once (a configuration its library rejects), then ``generic`` for good (and its
+    exec type in profiles)."""
+    run = Fallback(f"{fast.exec_type} kernel of {node.friendly_name}", fast.fn, generic.fn)
+    kernel = GpuKernel(run, fast.exec_type)
 
-    def run(inputs: list) -> list:
-        try:
-            return fast.fn(inputs)
-        except Exception as e:  # noqa: BLE001 - say so, and run the unfused kernels from now on
-            if torch.cuda.is_current_stream_capturing():
-                raise
-            _log.warning("%s kernel of %s failed (%s); running it unfused", fast.exec_type, node.friendly_name, e)
-            kernel.fn, kernel.exec_type = generic.fn, generic.exec_type
-            return generic.fn(inputs)
+    def fn(inputs: list) -> list:
+        out = run(inputs)
+        if run.failed:
+            kernel.exec_type = generic.exec_type
+        return out
 
-    kernel.fn = run
+    kernel.fn = fn
     return kernel
 
 
-def _cudnn_relu(node: Node, conv: ConvCall, bias: Callable[[list], torch.Tensor | None]) -> GpuKernel | None:
+def _cudnn_relu(node: Node, conv: ConvCall, folded: int | None,
+                bias: Callable[[list], torch.Tensor | None]) -> GpuKernel | None:
     """A 2-D convolution whose post-ops are ``[bias] [residual sum] ReLU`` as one cuDNN fused call
     (``torch.cudnn_convolution_relu`` / ``cudnn_convolution_add_relu``): no separate bias, add and ReLU kernels
-    over the output. None for other post-ops."""
+    over the output. None for other post-ops, or a bias that is not a per-channel vector (``folded``: the input
+    :func:`_folded_bias` reads it from, None when it could not)."""
     steps = node.steps
     body = [s.kind for s in steps[:-1]]
     if not steps or steps[-1].node.type_name != "Relu" or body not in ([], ["bias"], ["sum"], ["bias", "sum"]):
         return None
-    if spatial_count(node) != 2 or not torch.backends.cudnn.is_available():
-        return None
-    if "bias" in body and node.input_value(steps[0].input_index).node.type_name != "Constant":
+    if spatial_count(node) != 2 or not torch.backends.cudnn.is_available() or ("bias" in body and folded is None):
         return None
     residual = next((s.input_index for s in steps if s.kind == "sum"), None)
 

@@ -5,7 +5,6 @@ kernel (:mod:`..triton_layer_norm`)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 import torch
@@ -14,7 +13,7 @@ import torch.nn.functional as F
 from vinerun.ir.node import Node
 from vinerun.plugins.gpu import triton_layer_norm, triton_rows
 from vinerun.plugins.gpu.kernels import FLOAT_TYPES, GpuKernel, gpu_kernel, input_type
-from vinerun.plugins.gpu.kernels._nn import prepared_input
+from vinerun.plugins.gpu.kernels._nn import Fallback, prepared_input
 
 
 def _heads(x: torch.Tensor, split: bool, heads: int) -> torch.Tensor:
@@ -24,8 +23,6 @@ def _heads(x: torch.Tensor, split: bool, heads: int) -> torch.Tensor:
     b, s, e = x.shape
     return x.view(b, s, heads, e // heads).transpose(1, 2)
 
-
-_log = logging.getLogger(__name__)
 
 #: (the last mask seen, its rows that hide every key): the layers of a model share one mask tensor in a run
 _last_mask: tuple[torch.Tensor, torch.Tensor] | None = None
@@ -58,19 +55,13 @@ def _row_zeroing(node: Node, device: torch.device) -> Callable[[torch.Tensor, to
     launch = triton_rows.launcher() if device.type == "cuda" else None
     if launch is None:
         return fill
-    state = [launch]
+    triton_or_fill = Fallback(f"row zeroing kernel of {node.friendly_name}", launch, fill)
 
     def zero(y: torch.Tensor, rows: torch.Tensor) -> None:
-        if state[0] is not None and y.dim() == 4 and y.stride(-1) == 1 and rows.dim() <= 4:
-            try:
-                state[0](y, rows)
-                return
-            except Exception as e:  # noqa: BLE001 - a Triton failure: masked_fill_ from now on, and say so
-                if torch.cuda.is_current_stream_capturing():
-                    raise
-                _log.warning("row zeroing kernel of %s failed (%s); using masked_fill_", node.friendly_name, e)
-                state[0] = None
-        fill(y, rows)
+        if y.dim() == 4 and y.stride(-1) == 1 and rows.dim() <= 4:
+            triton_or_fill(y, rows)
+        else:
+            fill(y, rows)
 
     return zero
 
