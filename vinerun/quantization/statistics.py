@@ -132,7 +132,9 @@ def collect_statistics(model: Model, requests: list[StatisticRequest | Output], 
     try:
         from vinerun.runtime.core import Core
 
-        request = Core().compile_model(model, device).create_infer_request()
+        # f32 everywhere, as NNCF collects them: a bf16 CPU would otherwise round the statistics (and with them the
+        # ranges and the bias corrections) to bf16
+        request = Core().compile_model(model, device, {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
         length = dataset.get_length()
         total = min(subset_size, length) if length is not None else subset_size
         bar = ProgressBar(total, enabled=show_progress, unit="samples (statistics collection)")

@@ -151,6 +151,34 @@ def test_fast_bias_correction_moves_the_mean_towards_float():
     assert mean_error(with_bc) < mean_error(without)
 
 
+def test_fast_bias_correction_leaves_exactly_quantized_weights_alone():
+    """Weights on the 8-bit grid lose nothing: the bias stays, though the padded convolution's output mean differs
+    from its output on the mean input (NNCF's form of the correction would move the bias by that border effect)."""
+    rng = np.random.default_rng(3)
+    x = ov.opset1.parameter([1, 2, 6, 6], ov.Type.f32, name="x")
+    steps = rng.integers(-127, 128, (3, 2, 3, 3))
+    steps[:, 0, 0, 0] = 127  # every output channel's largest step is 127: its scale is exactly 1 / 64
+    conv = ov.opset1.convolution(x, (steps / 64).astype(np.float32), [1, 1], [1, 1], [1, 1], [1, 1], name="conv")
+    bias = np.array([0.5, -0.25, 1.0], np.float32).reshape(1, 3, 1, 1)
+    model = ov.Model([ov.opset1.relu(ov.opset1.add(conv, bias, name="bias"))], [x])
+    data = [(rng.random((1, 2, 6, 6)) + 1).astype(np.float32) for _ in range(8)]
+    q = ov.quantize(model, data, fast_bias_correction=True)
+    corrected = [n for n in q.get_ordered_ops() if n.friendly_name == "bias"][0].input_value(1).node.get_value()
+    np.testing.assert_allclose(corrected, bias, atol=1e-6)
+
+
+def test_statistics_are_collected_in_f32():
+    """On a CPU whose default precision is bf16 the statistics must still be f32 (as NNCF collects them)."""
+    from vinerun.quantization.statistics import collect_statistics
+
+    x = ov.opset1.parameter([1, 8], ov.Type.f32, name="x")
+    scaled = ov.opset1.matmul(x, np.eye(8, dtype=np.float32) * 3, False, False, name="scaled")  # bf16 on such CPUs
+    model = ov.Model([ov.opset1.relu(scaled)], [x])
+    sample = np.array([[1 + 2.0 ** -12, 2, 3, 4, 5, 6, 7, 8.0078125]], np.float32)
+    st = collect_statistics(model, [scaled.output(0)], ov.Dataset([sample]), 1, show_progress=False)[0]
+    assert float(st.max) == float(np.float32(8.0078125) * 3) and float(st.min) == float(np.float32(1 + 2.0 ** -12) * 3)
+
+
 def test_errors_name_the_problem():
     with pytest.raises(QuantizationError, match="subset_size"):
         ov.quantize(_cnn(), _data(), subset_size=0)

@@ -5,7 +5,8 @@ run one call per distinct length, on the entries of that length); its GRU applie
 after the recurrent matmul (``linear_before_reset``), so the ONNX/OpenVINO default GRU runs a
 per-step loop of ATen ops instead (:func:`gru_reset_before`). Weights are reordered to ATen's gate
 orders (LSTM ``i f g o``, GRU ``r z n``) once when they are constants. An f32 GRU with constant
-weights runs on oneDNN's GRU primitive instead, either flavour (:mod:`.gru_dnnl`: 3-4x faster at hidden 128).
+weights runs on oneDNN's GRU primitive instead, either flavour, and an f32 LSTM with constant weights on oneDNN's
+LSTM from hidden 256 on (:mod:`.rnn_dnnl`: GRU 3-4x faster at hidden 128, LSTM 2x at hidden 512).
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from vinerun.ops import _rnn_engine as eng
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._dnnl import library
 from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
-from vinerun.plugins.cpu.kernels.gru_dnnl import GruCall, gru_sequence
+from vinerun.plugins.cpu.kernels.rnn_dnnl import LSTM_MIN, SequenceCall, gru_sequence, lstm_sequence
 
 _DEFAULTS = {"LSTM": ["sigmoid", "tanh", "tanh"], "GRU": ["sigmoid", "tanh"], "RNN": ["tanh"]}
 # per family: ATen gate order, and the ONNX / OpenVINO orders of the same gates
 _ATEN_ORDER = {"LSTM": "ifco", "GRU": "rzh", "RNN": "i"}
 _ONNX_ORDER = {"LSTM": "iofc", "GRU": "zrh", "RNN": "i"}
 _OV_ORDER = {"LSTM": "fico", "GRU": "zrh", "RNN": "i"}
+_DNNL_ORDER = {"LSTM": "ifco", "GRU": "zrh"}
 
 # (w_ih, w_hh, b_ih, b_hh) for one direction, from that direction's W, R, B in the source format
 ParamFn = Callable[[np.ndarray, np.ndarray, np.ndarray | None], list[np.ndarray]]
@@ -138,17 +140,19 @@ def recurrent(node: Node) -> Kernel | None:
     batch_first = not onnx or a.get("layout", 0) == 1
     cached: list[torch.Tensor] | None = None
     consts = [node.const_input(i) for i in (iw, ir, ib)]
-    dnnl: GruCall | None = None
+    dnnl: SequenceCall | None = None
     if all(c is not None for c in consts[:2]) and (consts[2] is not None or not node.has_input(ib)):
         cached = _flat_params(make, *consts, nd)
-        if family == "GRU" and node.get_input_element_type(0).get_type_name() == "f32":
-            dnnl = _dnnl_gru(consts, nd, (_onnx_params if onnx else _ov_params)(family, hidden, "zrh"),
-                             3 if bidir else 2 if reverse_only else 1, bool(a.get("linear_before_reset")))
+        big_enough = family == "GRU" or (family == "LSTM" and hidden >= LSTM_MIN)
+        if big_enough and node.get_input_element_type(0).get_type_name() == "f32":
+            to_dnnl = (_onnx_params if onnx else _ov_params)(family, hidden, _DNNL_ORDER[family])
+            dnnl = _dnnl_sequence(family, consts, nd, to_dnnl, 3 if bidir else 2 if reverse_only else 1,
+                                  bool(a.get("linear_before_reset")))
 
     def call(xb: torch.Tensor, states: list[torch.Tensor], params: list[torch.Tensor]):
         """One ATen (or oneDNN) call on batch-major ``xb``: Y [batch, seq, dirs*H] and the final states."""
-        if dnnl is not None and (out := dnnl(xb, states[0])) is not None:
-            return out[0], [out[1]]
+        if dnnl is not None and (out := dnnl(xb, states)) is not None:
+            return out
         xb = xb.flip(1) if reverse_only else xb
         hx = tuple(states) if family == "LSTM" else states[0]
         out = aten(xb, hx, params, True, 1, 0.0, False, bidir, True)
@@ -176,17 +180,20 @@ def recurrent(node: Node) -> Kernel | None:
         return _outputs(y, finals, onnx, a.get("layout", 0), nd, hidden)
 
     name = "aten_gru_loop" if aten is gru_reset_before else f"aten_{family.lower()}"
-    return Kernel(run, "onednn_gru" if dnnl is not None else name)
+    return Kernel(run, f"onednn_{family.lower()}" if dnnl is not None else name)
 
 
-def _dnnl_gru(consts: list, nd: int, make: ParamFn, direction: int, lbr: bool) -> GruCall | None:
-    """oneDNN's GRU on the constant weights (gate order z, r, h), or None without the library."""
+def _dnnl_sequence(family: str, consts: list, nd: int, make: ParamFn, direction: int,
+                   lbr: bool) -> SequenceCall | None:
+    """oneDNN's GRU or LSTM on the constant weights (in :data:`_DNNL_ORDER`), or None without the library."""
     lib = library()
     if lib is None:
         return None
     W, R, B = consts
     per_dir = [make(W[d], R[d], None if B is None else B[d]) for d in range(nd)]
     w, r, wb, rb = (np.stack([p[k] for p in per_dir]).astype(np.float32) for k in range(4))
+    if family == "LSTM":
+        return lstm_sequence(lib, w, r, wb, rb, direction)
     return gru_sequence(lib, w, r, wb, rb, direction, lbr)
 
 

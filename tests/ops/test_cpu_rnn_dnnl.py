@@ -1,6 +1,7 @@
-"""The CPU GRU kernel on oneDNN's GRU primitive (constant f32 weights) against the NumPy reference: OpenVINO's
-GRUSequence and ONNX's GRU, both flavours (``linear_before_reset`` or not), every direction, several sequence
-lengths and batches, both ONNX layouts, partial sequence lengths, concurrent callers, and a compiled model."""
+"""The CPU GRU and LSTM kernels on oneDNN's RNN primitives (constant f32 weights) against the NumPy reference:
+OpenVINO's GRUSequence / LSTMSequence and ONNX's GRU / LSTM, both GRU flavours (``linear_before_reset`` or not),
+every direction, several sequence lengths and batches, both ONNX layouts, partial sequence lengths, concurrent
+callers, and a compiled model."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from tests.ops._precision import F32
 from vinerun.ir.core_ops import Constant, Parameter
 from vinerun.ir.interpreter import run_reference
 from vinerun.ir.model import Model
-from vinerun.ops.rnn import GRUSequence
-from vinerun.ops.rnn_onnx import OnnxGRU
+from vinerun.ops.rnn import GRUSequence, LSTMSequence
+from vinerun.ops.rnn_onnx import OnnxGRU, OnnxLSTM
 from vinerun.plugins.cpu.kernels import select_kernel
 from vinerun.plugins.cpu.kernels._dnnl import library
+from vinerun.plugins.cpu.kernels.rnn_dnnl import LSTM_MIN
 
 pytestmark = pytest.mark.skipif(library() is None, reason="needs the oneDNN binding (onednn-cpu-gomp)")
 RNG = np.random.default_rng(3)
@@ -130,3 +132,56 @@ def test_compiled_model_matches_the_reference(lbr):
     assert {s.node.type_name: s.kernel.exec_type for s in compiled._impl.plan.steps}["GRUSequence"] == "onednn_gru"
     for i, w in enumerate(want):
         np.testing.assert_allclose(got[i], w, rtol=1e-5, atol=2e-6)
+
+
+# ---- LSTM (oneDNN's LSTM from hidden LSTM_MIN on) ----------------------------------------------------------------
+def lstm_weights(nd: int, hidden: int, inputs: int) -> list[np.ndarray]:
+    k = hidden ** -0.5
+    return [rand(nd, 4 * hidden, inputs, scale=k), rand(nd, 4 * hidden, hidden, scale=k), rand(nd, 8 * hidden, scale=k)]
+
+
+def check_lstm(node, args: list) -> None:
+    kernel = select_kernel(node)
+    assert kernel.exec_type == "onednn_lstm"
+    for got, want in zip(kernel.fn(args), node.evaluate(args), strict=True):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("layout", [0, 1])
+def test_onnx_lstm_matches_the_reference(direction, layout):
+    """ONNX's LSTM (gates i, o, f, c; two biases) with initial states, both layouts, every direction."""
+    seq, batch, inputs, hidden = 5, 2, 24, LSTM_MIN
+    nd = 2 if direction == "bidirectional" else 1
+    x = rand(seq, batch, inputs) if layout == 0 else rand(batch, seq, inputs)
+    h0, c0 = (rand(nd, batch, hidden) if layout == 0 else rand(batch, nd, hidden) for _ in range(2))
+    w, r, b = lstm_weights(nd, hidden, inputs)
+    s_shape = [nd, -1, hidden] if layout == 0 else [-1, nd, hidden]
+    node = OnnxLSTM(Parameter("f32", [-1, -1, inputs]), Constant(w), Constant(r), Constant(b), None,
+                    Parameter("f32", s_shape), Parameter("f32", s_shape), hidden_size=hidden, direction=direction,
+                    layout=layout)
+    check_lstm(node, [x, w, r, b, None, h0, c0])
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_lstm_sequence_matches_the_reference_with_partial_lengths(direction):
+    """OpenVINO's LSTMSequence (gates f, i, c, o; batch-major), new shapes per call and partial lengths."""
+    inputs, hidden = 16, LSTM_MIN
+    nd = 2 if direction == "bidirectional" else 1
+    w, r, b = lstm_weights(nd, hidden, inputs)
+    b = b[:, :4 * hidden]
+    node = LSTMSequence(Parameter("f32", [-1, -1, inputs]), Parameter("f32", [-1, nd, hidden]),
+                        Parameter("f32", [-1, nd, hidden]), Parameter("i32", [-1]),
+                        *(Constant(a) for a in (w, r, b)), hidden_size=hidden, direction=direction)
+    for batch, seq, lens in ((1, 7, None), (3, 4, None), (3, 6, [6, 2, 0])):
+        lengths = np.full(batch, seq, np.int32) if lens is None else np.array(lens, np.int32)
+        check_lstm(node, [rand(batch, seq, inputs), rand(batch, nd, hidden), rand(batch, nd, hidden), lengths,
+                          w, r, b])
+
+
+def test_small_lstms_stay_on_aten():
+    """Below LSTM_MIN ATen's LSTM is as fast (the profile says which ran)."""
+    w, r, b = lstm_weights(1, 32, 8)
+    node = OnnxLSTM(Parameter("f32", [-1, -1, 8]), Constant(w), Constant(r), Constant(b), hidden_size=32)
+    assert select_kernel(node).exec_type == "aten_lstm"
