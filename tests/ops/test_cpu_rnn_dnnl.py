@@ -17,6 +17,7 @@ from vinerun.ir.interpreter import run_reference
 from vinerun.ir.model import Model
 from vinerun.ops.rnn import GRUSequence, LSTMSequence
 from vinerun.ops.rnn_onnx import OnnxGRU, OnnxLSTM
+from vinerun.plugins.cpu import device_info
 from vinerun.plugins.cpu.kernels import select_kernel
 from vinerun.plugins.cpu.kernels._dnnl import library
 from vinerun.plugins.cpu.kernels.rnn_dnnl import LSTM_MIN
@@ -185,3 +186,36 @@ def test_small_lstms_stay_on_aten():
     w, r, b = lstm_weights(1, 32, 8)
     node = OnnxLSTM(Parameter("f32", [-1, -1, 8]), Constant(w), Constant(r), Constant(b), hidden_size=32)
     assert select_kernel(node).exec_type == "aten_lstm"
+
+
+def _lstm_model(hidden: int, inputs: int = 32) -> tuple[Model, list[np.ndarray]]:
+    """x [seq, 1, inputs] -> bidirectional ONNX LSTM (constant weights) -> Y."""
+    w, r, b = lstm_weights(2, hidden, inputs)
+    x = Parameter("f32", [-1, 1, inputs])
+    node = OnnxLSTM(x, Constant(w), Constant(r), Constant(b), hidden_size=hidden, direction="bidirectional")
+    return Model([node.output(0)], [x]), [rand(9, 1, inputs)]
+
+
+def _lstm_exec_types(compiled, feeds: list[np.ndarray]) -> list[str]:
+    request = compiled.create_infer_request()
+    request.infer(feeds)
+    return [p.exec_type for p in request.profiling_info if p.node_type == "LSTM"]
+
+
+@pytest.mark.skipif(not device_info.has_native_bf16(),
+                    reason="no native bf16 on this CPU (AMX / AVX512-BF16): models compile in f32")
+def test_bf16_hint_runs_onednn_bf16_lstm():
+    """Under a bf16 hint a large LSTM is a bf16 anchor (oneDNN's bf16 LSTM, weights converted once; openvino's
+    choice too) and stays within the bf16 tolerance of the f32 reference; a small one keeps f32 on ATen."""
+    from vinerun.plugins.cpu.precision import BF16_TOLERANCE
+
+    model, feeds = _lstm_model(LSTM_MIN)
+    want = run_reference(model, feeds)[0]
+    bf16 = {"INFERENCE_PRECISION_HINT": "bf16", "PERF_COUNT": True}
+    compiled = ov.Core().compile_model(model, "CPU", bf16)
+    assert _lstm_exec_types(compiled, feeds) == ["onednn_lstm_bf16"]
+    got = compiled.create_infer_request().infer(feeds)[0]
+    assert got.dtype == np.float32 and np.abs(got - want).max() <= BF16_TOLERANCE * np.abs(want).max()
+
+    small, small_feeds = _lstm_model(32)
+    assert _lstm_exec_types(ov.Core().compile_model(small, "CPU", bf16), small_feeds) == ["aten_lstm"]

@@ -1,13 +1,13 @@
 """Which ops the CPU plugin runs in bf16 when the effective ``INFERENCE_PRECISION_HINT`` is bf16.
 
 Anchors, lowered whenever their float inputs are f32: the ops oneDNN computes natively in bf16
-(convolutions, matrix products, attention), with their constant filters and weights converted once at compile
-time and prepacked by the kernels. Followers, lowered when a float input comes from a lowered op, so that
-values stay bf16 between the anchors: element-wise arithmetic and activations, pooling, views and data
-movement, Softmax, LayerNorm (statistics in f32 inside the kernel), mean reductions and whole-factor nearest
-upsampling. A bias, a Swish beta, LayerNorm's gamma and beta and a fused scale-shift's scale and shift stay f32
-(the kernels apply them in f32). Everything else computes in f32 behind a Convert, and model outputs keep their
-declared types.
+(convolutions, matrix products, attention, LSTMs that run on oneDNN), with their constant filters and weights
+converted once at compile time and prepacked by the kernels (an LSTM's weights: by its kernel). Followers,
+lowered when a float input comes from a lowered op, so that values stay bf16 between the anchors: element-wise
+arithmetic and activations, pooling, views and data movement, Softmax, LayerNorm (statistics in f32 inside the
+kernel), mean reductions and whole-factor nearest upsampling. A bias, a Swish beta, LayerNorm's gamma and beta
+and a fused scale-shift's scale and shift stay f32 (the kernels apply them in f32). Everything else computes in
+f32 behind a Convert, and model outputs keep their declared types.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.ir.types import Type
 from vinerun.plugins.cpu.kernels.resample_dnnl import half_pixel_linear, whole_factor_nearest
+from vinerun.plugins.cpu.kernels.rnn import lstm_weight_inputs, runs_lstm_on_dnnl
 from vinerun.transformations.precision import EnforceInferencePrecision, PrecisionPolicy
 
 #: the accuracy bf16 lowering is held to: the largest error of a bf16 result is within this fraction of the f32
@@ -24,7 +25,10 @@ from vinerun.transformations.precision import EnforceInferencePrecision, Precisi
 BF16_TOLERANCE = 2**-5
 
 ANCHORS = frozenset({"FusedConvolution", "Convolution", "GroupConvolution", "FusedMatMul", "MatMul",
-                     "FusedAttention", "ConvolutionBackpropData", "GroupConvolutionBackpropData"})
+                     "FusedAttention", "ConvolutionBackpropData", "GroupConvolutionBackpropData",
+                     "LSTM", "LSTMSequence"})
+#: anchors lowered only where the oneDNN kernel takes them (:func:`runs_lstm_on_dnnl`)
+RECURRENT = frozenset({"LSTM", "LSTMSequence"})
 FOLLOWERS = frozenset({
     "Add", "Subtract", "Multiply", "Maximum", "Minimum",
     "Relu", "Clamp", "Sigmoid", "Tanh", "Gelu", "Swish", "HSwish", "Mish", "Elu", "PRelu",
@@ -49,6 +53,8 @@ def wide_inputs(node: Node) -> frozenset[int]:
         return frozenset(s.input_index for s in steps if s.input_index is not None and s.kind != "sum")
     if node.type_name in ("FusedLayerNorm", "FusedScaleShift"):
         return frozenset({1, 2})
+    if node.type_name in RECURRENT:  # the kernel converts its weights once; the bias stays f32 in oneDNN
+        return frozenset(lstm_weight_inputs(node))
     return frozenset()
 
 
@@ -60,6 +66,8 @@ def has_bf16_kernel(node: Node) -> bool:
         return False
     if node.type_name in ANCHORS and node.input_value(0).node.type_name in INT8_OUTSIDE:
         return False  # an f32 island of an int8 model: converting in and out would cost more than bf16 saves
+    if node.type_name in RECURRENT:
+        return runs_lstm_on_dnnl(node)
     return node.type_name not in RESAMPLERS or whole_factor_nearest(node) or half_pixel_linear(node)
 
 

@@ -53,10 +53,11 @@ class RnnPrimitive(Primitive):
     """A oneDNN RNN primitive's constant weights: ``w_layer`` and ``w_iter`` (ldigo, f32) reordered to the layout
     the primitive wants once, and the f32 ``bias``."""
 
-    def _weights(self, w_layer: np.ndarray, w_iter: np.ndarray, bias: np.ndarray) -> None:
+    def _weights(self, w_layer: np.ndarray, w_iter: np.ndarray, bias: np.ndarray, dtype: int = F32) -> None:
+        """The f32 weights, reordered (and converted to ``dtype``) to the primitive's layout once; the bias f32."""
         self.w_layer, self.w_iter, self.bias = w_layer, w_iter, bias
         self.b_md = self.md(*dense(bias.shape, F32)[:2])
-        self.w_layer_md, self.w_iter_md = self.md(w_layer.shape, None), self.md(w_iter.shape, None)
+        self.w_layer_md, self.w_iter_md = self.md(w_layer.shape, None, dtype), self.md(w_iter.shape, None, dtype)
 
     def _constants(self, pd: ctypes.c_void_p) -> list[tuple[int, ctypes.c_void_p]]:
         lib = self.lib

@@ -15,8 +15,8 @@ thread (hidden 512 at batch 4: 4.4 ms at 1 thread, 6.5 at 2; at batch 16, 10.8 a
 
 LSTM (gate order i, f, c, o; one bias per gate) runs on oneDNN's ``brgemm`` LSTM with the weights reordered to
 its layout once; ``torch.lstm`` reorders them on every call. ddddocr's bidirectional LSTM (input and hidden 512,
-25 steps, batch 1; 2-core Xeon, 2 threads): 2.8 ms, 4.6 in ``torch.lstm``. Small LSTMs stay on ATen
-(:data:`LSTM_MIN`).
+25 steps, batch 1; 2-core Xeon, 2 threads): 2.8 ms, 4.6 in ``torch.lstm``; in bf16 (the CPU's bf16 lowering
+takes such LSTMs as anchors, as openvino runs them) 1.6 ms. Small LSTMs stay on ATen (:data:`LSTM_MIN`).
 
 A primitive is made per (sequence length, batch, source layout) on first use (at most :data:`SHAPES` of them;
 other shapes keep the ATen path); the source and destination are ``[seq, batch, C]`` (``tnc``) or
@@ -34,6 +34,7 @@ import torch
 
 from vinerun.plugins.cpu.kernels._dnnl import (
     _FWD_INFERENCE,
+    BF16,
     F32,
     DnnlError,
     Library,
@@ -54,6 +55,8 @@ SMALL = 2048
 # oneDNN arguments (dnnl_types.h) and directions (dnnl_rnn_direction_t, oneDNN 3.x: 0 is undef)
 _SRC_LAYER, _SRC_ITER, _SRC_ITER_C, _DST_LAYER, _DST_ITER, _DST_ITER_C = 1, 2, 3, 17, 18, 19
 _LEFT_TO_RIGHT, _RIGHT_TO_LEFT, _BIDIRECTIONAL_CONCAT = 1, 2, 3
+#: the data types the primitives take (oneDNN's bf16 RNN keeps the bias f32)
+_DTYPES = {torch.float32: F32, torch.bfloat16: BF16}
 
 
 def dnnl_bias(wb: np.ndarray, rb: np.ndarray, linear_before_reset: bool) -> np.ndarray:
@@ -74,11 +77,13 @@ class SequencePrimitive(RnnPrimitive):
     1 forward, 2 reverse, 3 both (outputs concatenated: ``[.., D*H]``). ``batch_first``: the source and destination
     are ``[batch, seq, C]`` rather than ``[seq, batch, C]``. Keys are thread counts; a call passes the addresses of
     ``(src_layer, src_iter, dst_layer, dst_iter)`` (GRU) or ``(src_layer, src_iter, src_iter_c, dst_layer,
-    dst_iter, dst_iter_c)`` (LSTM), the states dense ``[D, batch, H]``.
+    dst_iter, dst_iter_c)`` (LSTM), the states dense ``[D, batch, H]``. ``dtype``: :data:`F32` or :data:`BF16`
+    for data, states and weights (the weights are given f32 and converted once); the bias stays f32.
     """
 
     def __init__(self, lib: Library, cell: str, seq: int, batch: int, batch_first: bool, w: np.ndarray,
-                 r: np.ndarray, bias: np.ndarray, direction: int, linear_before_reset: bool = False):
+                 r: np.ndarray, bias: np.ndarray, direction: int, linear_before_reset: bool = False,
+                 dtype: int = F32):
         super().__init__(lib)
         dirs, hidden, inputs = w.shape[0], r.shape[2], w.shape[2]
         gates = w.shape[1] // hidden
@@ -86,14 +91,14 @@ class SequencePrimitive(RnnPrimitive):
         # ldigo: [layer, direction, input, gate, hidden]
         w_layer, w_iter = (np.ascontiguousarray(a.reshape(dirs, gates, hidden, -1).transpose(0, 3, 1, 2)[None],
                                                 np.float32) for a in (w, r))
-        self._weights(w_layer, w_iter, np.ascontiguousarray(bias[None], np.float32))
+        self._weights(w_layer, w_iter, np.ascontiguousarray(bias[None], np.float32), dtype)
 
         def sequence(channels: int) -> ctypes.c_void_p:  # dims (T, N, C) in the caller's layout
             strides = (channels, seq * channels, 1) if batch_first else (batch * channels, channels, 1)
-            return self.md((seq, batch, channels), strides)
+            return self.md((seq, batch, channels), strides, dtype)
 
         self.x_md, self.y_md = sequence(inputs), sequence(dirs * hidden if direction == 3 else hidden)
-        self.h_md = self.md(*dense((1, dirs, batch, hidden), F32)[:2])
+        self.h_md = self.md(*dense((1, dirs, batch, hidden), dtype)[:2], dtype)
 
     def _descriptor(self, key: int, attr: ctypes.c_void_p) -> ctypes.c_void_p:
         lib, pd, h = self.lib, ctypes.c_void_p(), self.h_md
@@ -128,25 +133,27 @@ def sequence(lib: Library, cell: str, w: np.ndarray, r: np.ndarray, bias: np.nda
     ``[batch, seq, I]`` (any strides: a ``[seq, batch, I]`` tensor seen batch-major runs in place), ``states``
     ``[h0]`` (GRU) or ``[h0, c0]`` (LSTM), each [D, batch, H]; ``y`` batch-major ``[batch, seq, D*H]``, ``finals``
     like ``states``. ``w``, ``r``, ``bias`` as :class:`SequencePrimitive` takes them. Returns None for what it does
-    not take (not f32, an empty batch or sequence, a shape beyond :data:`SHAPES`): callers then run ATen.
+    not take (not f32 or bf16, an empty batch or sequence, a shape beyond :data:`SHAPES`, a configuration oneDNN
+    declines): callers then run ATen.
     """
     dirs, hidden = w.shape[0], r.shape[2]
 
-    def make(key: tuple[int, int, bool]) -> SequencePrimitive | None:
-        seq, batch, batch_first = key
+    def make(key: tuple[int, int, bool, torch.dtype]) -> SequencePrimitive | None:
+        seq, batch, batch_first, dtype = key
         if seq <= 0 or batch <= 0:  # oneDNN's RNN code divides by the batch (SIGFPE)
             return None
-        op = SequencePrimitive(lib, cell, seq, batch, batch_first, w, r, bias, direction, linear_before_reset)
+        op = SequencePrimitive(lib, cell, seq, batch, batch_first, w, r, bias, direction, linear_before_reset,
+                               _DTYPES[dtype])
         try:
             op.planned_impl(1)  # a configuration oneDNN declines fails here, not in a call
         except DnnlError:
             return None
         return op
 
-    made: dict[tuple[int, int, bool], SequencePrimitive | None] = {}
+    made: dict[tuple[int, int, bool, torch.dtype], SequencePrimitive | None] = {}
     lock = threading.Lock()
 
-    def primitive(key: tuple[int, int, bool]) -> SequencePrimitive | None:
+    def primitive(key: tuple[int, int, bool, torch.dtype]) -> SequencePrimitive | None:
         """The primitive for a shape, made once (None: a shape it declines or one beyond :data:`SHAPES`)."""
         if key not in made:
             with lock:
@@ -155,13 +162,13 @@ def sequence(lib: Library, cell: str, w: np.ndarray, r: np.ndarray, bias: np.nda
         return made.get(key)
 
     def run(xb: torch.Tensor, states: list[torch.Tensor]) -> tuple[torch.Tensor, list[torch.Tensor]] | None:
-        if xb.dtype != torch.float32 or any(st.dtype != torch.float32 for st in states):
+        if xb.dtype not in _DTYPES or any(st.dtype != xb.dtype for st in states):
             return None
         batch, seq = xb.shape[:2]
         batch_first = xb.is_contiguous()
         if not batch_first and not xb.transpose(0, 1).is_contiguous():
             xb, batch_first = xb.contiguous(), True
-        op = primitive((seq, batch, batch_first))
+        op = primitive((seq, batch, batch_first, xb.dtype))
         if op is None:
             return None
         width = dirs * hidden
