@@ -386,7 +386,9 @@ class Primitive:
         """``plain`` (f32 or int8, any strides) in the layout and type of ``md``, in a oneDNN-owned buffer (done
         once)."""
         lib = self.lib
-        plain = np.ascontiguousarray(plain, np.int8 if plain.dtype == np.int8 else np.float32)
+        plain = np.asarray(plain, np.int8 if plain.dtype == np.int8 else np.float32)
+        if any(s <= 0 or s % plain.itemsize for s in plain.strides):  # oneDNN takes positive element strides
+            plain = np.ascontiguousarray(plain)
         src_md = self.md(plain.shape, tuple(s // plain.itemsize for s in plain.strides), LAYOUT_TYPES[plain.dtype.name])
         src = self._own("memory", lib.memory(src_md, plain.ctypes.data))
         dst = self._own("memory", lib.memory(md))

@@ -75,7 +75,8 @@ class MatMul(Primitive):
         self.src_md, self.dst_md = self.md(*src), self.md(*dst)
         self.constant = isinstance(weights, np.ndarray)
         if isinstance(weights, np.ndarray):  # int8 weights stay int8 (an int8 matmul: see matmul_int8)
-            self.w_plain = np.ascontiguousarray(weights, np.int8 if weights.dtype == np.int8 else np.float32)
+            # any strides (a transposed constant): the reorder to the primitive's layout reads them as they are
+            self.w_plain = np.asarray(weights, np.int8 if weights.dtype == np.int8 else np.float32)
             self.w_md = self.md(self.w_plain.shape, None, weights_type)
         else:
             self.w_md = self.md(*weights)

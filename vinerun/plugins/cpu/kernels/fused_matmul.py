@@ -16,6 +16,8 @@ the post-ops in ATen.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -81,6 +83,20 @@ def _post_op(parts: _Parts, bf16: bool) -> tuple[str, list[Any], str] | None:
     return None if attr is None else (attr, [], "")
 
 
+class _Lazy:
+    """A value made by ``make`` on first use (once, also when threads ask at the same time)."""
+
+    def __init__(self, make: Callable[[], Any]):
+        self._make, self._value, self._lock = make, None, threading.Lock()
+
+    def get(self) -> Any:
+        if self._value is None:
+            with self._lock:
+                if self._value is None:
+                    self._value = self._make()
+        return self._value
+
+
 def _onednn_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
     """The prepacked oneDNN path for f32 and bf16 (None when the node does not fit it)."""
     et = node.get_input_element_type(0).get_type_name()
@@ -101,14 +117,18 @@ def _onednn_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
     n, k = wt.shape
     # dynamic shapes, f32: a single row (a recurrent step, as silero-vad's LSTM) runs MKL's addmm, 6-12 us
     # where the oneDNN op, which makes its primitive per call, takes 26-29 us ([1, 128 or 256] x [., 512])
-    gemv = torch.from_numpy(np.ascontiguousarray(wt.T)) if rows is None and et == "f32" else None
+    # ([K, N] copy made at the first single row, not at compile: a transposing copy of ddddocr's [8210, 1024]
+    # classifier took 134 ms of its compile, for a path its sequences never take)
+    gemv_weights = _Lazy(lambda: torch.from_numpy(np.ascontiguousarray(wt.T))) if rows is None and et == "f32" \
+        else None
     gemv_relu = attr == "relu"
 
     def run(inputs: list) -> list:
         x = to_torch(inputs[0])
         if not x.is_contiguous():
             x = x.contiguous()
-        if gemv is not None and x.numel() == k:
+        if gemv_weights is not None and x.numel() == k:
+            gemv = gemv_weights.get()
             y = torch.mm(x.reshape(1, k), gemv) if bias is None else torch.addmm(bias, x.reshape(1, k), gemv)
             y = y.reshape(*x.shape[:-1], n)
             if gemv_relu:
@@ -194,5 +214,8 @@ def _direct_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
     bias = _bias(node, parts, kn.shape[1], np.dtype(np.float32))
     if node.get_input_partial_shape(0).is_static:
         return dnnl_linear_kernel(node, parts, kn, bias)
-    fallback = _onednn_kernel(node, parts, w) or _aten_kernel(node, parts, w)
-    return dnnl_dynamic_linear_kernel(node, parts, kn, bias, fallback)
+    # the fallback (row counts beyond the primitives made) is made when first needed: its weight copies cost
+    # ~0.1 s of compile for ddddocr's [8210, 1024] classifier
+    fallback = _Lazy(lambda: _onednn_kernel(node, parts, w) or _aten_kernel(node, parts, w))
+    return dnnl_dynamic_linear_kernel(node, parts, kn, bias, Kernel(lambda inputs: fallback.get().fn(inputs),
+                                                                   "onednn_linear"))
