@@ -1,5 +1,5 @@
 """The compiled pieces (optional: without a C compiler vinerun installs and runs without them): the CPU plugin's
-native step loop, and its own C kernels (Winograd convolution, matrix-vector product, attention), built with OpenMP."""
+native step loop, and its own C kernels (Winograd convolution, matrix-vector product, attention, LSTM steps), built with OpenMP."""
 
 from setuptools import Extension, setup
 
@@ -9,7 +9,7 @@ setup(ext_modules=[
     Extension("vinerun.plugins.cpu._steploop", ["vinerun/plugins/cpu/_steploop.c"], extra_compile_args=["-O2"],
               optional=True),
     Extension("vinerun.plugins.cpu.kernels._ckernels",
-              [f"{KERNELS}/{name}.c" for name in ("ckernels", "scratch", "winograd", "gemv", "attention")],
+              [f"{KERNELS}/{name}.c" for name in ("ckernels", "scratch", "winograd", "gemv", "attention", "lstm")],
               depends=[f"{KERNELS}/ckernels.h"], extra_compile_args=["-O3", "-fopenmp", "-Wno-psabi"],
               extra_link_args=["-fopenmp"], optional=True),
     Extension("vinerun.plugins.cpu.kernels._compressed", [f"{KERNELS}/compressed_matmul.c"],

@@ -463,10 +463,10 @@ def test_matmul_packed_weight_follows_the_stream_thread_count():
 
     import torch
 
-    from vinerun.plugins.cpu.kernels.fused_matmul import _PackedLinearWeight
+    from vinerun.plugins.cpu.kernels.fused_matmul import PackedLinearWeight
 
     w, x = torch.randn(16, 8), torch.randn(3, 8)
-    packed = _PackedLinearWeight(w, 3)
+    packed = PackedLinearWeight(w, 3)
     outs: dict[int, torch.Tensor] = {}
 
     def run(threads: int) -> None:

@@ -18,7 +18,7 @@ from vinerun.ir.model import Model
 from vinerun.ops.rnn import GRUSequence, LSTMSequence
 from vinerun.ops.rnn_onnx import OnnxGRU, OnnxLSTM
 from vinerun.plugins.cpu import device_info
-from vinerun.plugins.cpu.kernels import select_kernel
+from vinerun.plugins.cpu.kernels import lstm_steps, select_kernel
 from vinerun.plugins.cpu.kernels._dnnl import library
 from vinerun.plugins.cpu.kernels.rnn_dnnl import LSTM_MIN
 
@@ -206,7 +206,8 @@ def _lstm_exec_types(compiled, feeds: list[np.ndarray]) -> list[str]:
                     reason="no native bf16 on this CPU (AMX / AVX512-BF16): models compile in f32")
 def test_bf16_hint_runs_onednn_bf16_lstm():
     """Under a bf16 hint a large LSTM is a bf16 anchor (oneDNN's bf16 LSTM, weights converted once; openvino's
-    choice too) and stays within the bf16 tolerance of the f32 reference; a small one keeps f32 on ATen."""
+    choice too) and stays within the bf16 tolerance of the f32 reference; a small one stays f32 (here, batch 1: the
+    C step loop)."""
     from vinerun.plugins.cpu.precision import BF16_TOLERANCE
 
     model, feeds = _lstm_model(LSTM_MIN)
@@ -218,4 +219,67 @@ def test_bf16_hint_runs_onednn_bf16_lstm():
     assert got.dtype == np.float32 and np.abs(got - want).max() <= BF16_TOLERANCE * np.abs(want).max()
 
     small, small_feeds = _lstm_model(32)
-    assert _lstm_exec_types(ov.Core().compile_model(small, "CPU", bf16), small_feeds) == ["aten_lstm"]
+    assert _lstm_exec_types(ov.Core().compile_model(small, "CPU", bf16), small_feeds) == ["gemv_lstm"]
+
+
+# ---- LSTM at batch 1 on the C step loop (csrc/lstm.c) -----------------------------------------------------------
+needs_c = pytest.mark.skipif(not lstm_steps.available(), reason="the CPU plugin's C kernels are not built")
+
+
+@needs_c
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("layout", [0, 1])
+@pytest.mark.parametrize("hidden", [3, 17, 64, 300])  # below, at and past whole vectors and panels
+def test_batch1_lstm_on_the_c_steps_matches_the_reference(direction, layout, hidden):
+    seq, inputs = 6, 5
+    nd = 2 if direction == "bidirectional" else 1
+    x = rand(seq, 1, inputs) if layout == 0 else rand(1, seq, inputs)
+    h0, c0 = (rand(nd, 1, hidden) if layout == 0 else rand(1, nd, hidden) for _ in range(2))
+    w, r, b = lstm_weights(nd, hidden, inputs)
+    x_shape = [-1, 1, inputs] if layout == 0 else [1, -1, inputs]
+    s_shape = [nd, 1, hidden] if layout == 0 else [1, nd, hidden]
+    node = OnnxLSTM(Parameter("f32", x_shape), Constant(w), Constant(r), Constant(b), None,
+                    Parameter("f32", s_shape), Parameter("f32", s_shape), hidden_size=hidden, direction=direction,
+                    layout=layout)
+    kernel = select_kernel(node)
+    assert kernel.exec_type == "gemv_lstm"
+    args = [x, w, r, b, None, h0, c0]
+    for got, want in zip(kernel.fn(args), node.evaluate(args), strict=True):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@needs_c
+def test_batch1_lstm_sequence_with_a_shorter_length_and_a_dynamic_batch():
+    """OpenVINO's LSTMSequence (gates f, i, c, o) at batch 1, a sequence length shorter than X (the rest of Y is
+    zero, the state is the last real step's); a batch the model leaves open keeps oneDNN / ATen."""
+    inputs, hidden, nd = 4, 20, 2
+    w, r, b = lstm_weights(nd, hidden, inputs)
+    b = b[:, :4 * hidden]
+    consts = [Constant(a) for a in (w, r, b)]
+    node = LSTMSequence(Parameter("f32", [1, -1, inputs]), Parameter("f32", [1, nd, hidden]),
+                        Parameter("f32", [1, nd, hidden]), Parameter("i32", [1]), *consts, hidden_size=hidden,
+                        direction="bidirectional")
+    kernel = select_kernel(node)
+    assert kernel.exec_type == "gemv_lstm"
+    args = [rand(1, 7, inputs), rand(1, nd, hidden), rand(1, nd, hidden), np.array([4], np.int32), w, r, b]
+    for got, want in zip(kernel.fn(args), node.evaluate(args), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    dynamic = LSTMSequence(Parameter("f32", [-1, -1, inputs]), Parameter("f32", [-1, nd, hidden]),
+                           Parameter("f32", [-1, nd, hidden]), Parameter("i32", [-1]), *consts, hidden_size=hidden,
+                           direction="bidirectional")
+    assert select_kernel(dynamic).exec_type == "aten_lstm"
+
+
+@needs_c
+def test_batch1_lstm_concurrent_callers():
+    """Each call has its own state and scratch: threads calling one kernel get the reference's answer."""
+    w, r, b = lstm_weights(2, 64, 8)
+    node = OnnxLSTM(Parameter("f32", [-1, 1, 8]), Constant(w), Constant(r), Constant(b), hidden_size=64,
+                    direction="bidirectional")
+    kernel = select_kernel(node)
+    inputs = [[rand(9, 1, 8), w, r, b] for _ in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(kernel.fn, inputs))
+    for args, got in zip(inputs, results, strict=True):
+        np.testing.assert_allclose(got[0], node.evaluate(args)[0], rtol=1e-4, atol=1e-5)

@@ -45,10 +45,10 @@ def f32_exec_type() -> str:
 _POST_OPS = {"Relu": "relu"}
 
 
-class _PackedLinearWeight:
+class PackedLinearWeight:
     """An ``[N, K]`` weight reordered for oneDNN's inner product, one copy per intra-op thread count.
 
-    >>> packed = _PackedLinearWeight(torch.randn(16, 8), 4)
+    >>> packed = PackedLinearWeight(torch.randn(16, 8), 4)
     >>> packed.get().shape
     torch.Size([16, 8])
     """
@@ -105,7 +105,7 @@ def _onednn_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
     wt = np.array(w if node.transpose_b else w.T, np.float32, order="C")  # [N, K], a writable copy
     xshape = node.get_input_partial_shape(0)
     rows = int(np.prod([int(d) for d in xshape.to_shape()][:-1])) if xshape.is_static else None
-    packed = _PackedLinearWeight(torch.from_numpy(wt).to(torch.bfloat16 if et == "bf16" else torch.float32), rows)
+    packed = PackedLinearWeight(torch.from_numpy(wt).to(torch.bfloat16 if et == "bf16" else torch.float32), rows)
     b = _bias(node, parts, wt.shape[0], np.dtype(np.float32))
     bias = None if b is None else torch.from_numpy(b)
     fused = _post_op(parts, et == "bf16")

@@ -6,7 +6,8 @@ after the recurrent matmul (``linear_before_reset``), so the ONNX/OpenVINO defau
 per-step loop of ATen ops instead (:func:`gru_reset_before`). Weights are reordered to ATen's gate
 orders (LSTM ``i f g o``, GRU ``r z n``) once when they are constants. An f32 GRU with constant
 weights runs on oneDNN's GRU primitive instead, either flavour, and an f32 LSTM with constant weights on oneDNN's
-LSTM from hidden 256 on (:mod:`.rnn_dnnl`: GRU 3-4x faster at hidden 128, LSTM 2x at hidden 512).
+LSTM from hidden 256 on (:mod:`.rnn_dnnl`: GRU 3-4x faster at hidden 128, LSTM 2x at hidden 512); an f32 LSTM
+whose batch the model fixes at 1 runs the repo's C step loop (:mod:`.lstm_steps`), faster than both at batch 1.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import torch.nn.functional as F
 
 from vinerun.ir.node import Node
 from vinerun.ops import _rnn_engine as eng
-from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
+from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel, lstm_steps
 from vinerun.plugins.cpu.kernels._dnnl import library
 from vinerun.plugins.cpu.kernels._torch import to_numpy, to_torch
 from vinerun.plugins.cpu.kernels.rnn_dnnl import LSTM_MIN, SequenceCall, gru_sequence, lstm_sequence
@@ -160,19 +161,23 @@ def recurrent(node: Node) -> Kernel | None:
     cast: dict[torch.dtype, list[torch.Tensor]] = {}
     consts = [node.const_input(i) for i in (iw, ir, ib)]
     dnnl: SequenceCall | None = None
+    steps: SequenceCall | None = None
     if all(c is not None for c in consts[:2]) and (consts[2] is not None or not node.has_input(ib)):
         cached = _flat_params(make, *consts, nd)
         data_type = node.get_input_element_type(0).get_type_name()
+        direction = 3 if bidir else 2 if reverse_only else 1
+        to_dnnl = (_onnx_params if onnx else _ov_params)(family, hidden, _DNNL_ORDER.get(family, "i"))
         if (family == "GRU" and data_type == "f32") or (family == "LSTM" and data_type in ("f32", "bf16")
                                                          and hidden >= LSTM_MIN):
-            to_dnnl = (_onnx_params if onnx else _ov_params)(family, hidden, _DNNL_ORDER[family])
-            dnnl = _dnnl_sequence(family, consts, nd, to_dnnl, 3 if bidir else 2 if reverse_only else 1,
-                                  bool(a.get("linear_before_reset")))
+            dnnl = _dnnl_sequence(family, consts, nd, to_dnnl, direction, bool(a.get("linear_before_reset")))
+        if family == "LSTM" and data_type == "f32" and _static_batch(node, onnx) == 1 and lstm_steps.available():
+            steps = lstm_steps.lstm_batch1(*_stacked(consts, nd, to_dnnl), direction)
 
     def call(xb: torch.Tensor, states: list[torch.Tensor], params: list[torch.Tensor]):
-        """One ATen (or oneDNN) call on batch-major ``xb``: Y [batch, seq, dirs*H] and the final states."""
-        if dnnl is not None and (out := dnnl(xb, states)) is not None:
-            return out
+        """One C, oneDNN or ATen call on batch-major ``xb``: Y [batch, seq, dirs*H] and the final states."""
+        for fast in (steps, dnnl):
+            if fast is not None and (out := fast(xb, states)) is not None:
+                return out
         xb = xb.flip(1) if reverse_only else xb
         hx = tuple(states) if family == "LSTM" else states[0]
         out = aten(xb, hx, params, True, 1, 0.0, False, bidir, True)
@@ -202,7 +207,23 @@ def recurrent(node: Node) -> Kernel | None:
         return _outputs(y, finals, onnx, a.get("layout", 0), nd, hidden)
 
     name = "aten_gru_loop" if aten is gru_reset_before else f"aten_{family.lower()}"
-    return Kernel(run, f"onednn_{family.lower()}" if dnnl is not None else name)
+    return Kernel(run, "gemv_lstm" if steps is not None else f"onednn_{family.lower()}" if dnnl is not None else name)
+
+
+def _static_batch(node: Node, onnx: bool) -> int | None:
+    """The batch size of X when the model fixes it (ONNX layout 0: [seq, batch, I]; else [batch, seq, I])."""
+    x = node.get_input_partial_shape(0)
+    axis = 1 if onnx and node.get_attributes().get("layout", 0) == 0 else 0
+    if not x.rank.is_static or x.rank.get_length() != 3 or not x[axis].is_static:
+        return None
+    return x[axis].get_length()
+
+
+def _stacked(consts: list, nd: int, make: ParamFn) -> list[np.ndarray]:
+    """``w``, ``r``, ``wb``, ``rb`` of all directions, stacked, in ``make``'s gate order, f32."""
+    W, R, B = consts
+    per_dir = [make(W[d], R[d], None if B is None else B[d]) for d in range(nd)]
+    return [np.stack([p[k] for p in per_dir]).astype(np.float32) for k in range(4)]
 
 
 def _dnnl_sequence(family: str, consts: list, nd: int, make: ParamFn, direction: int,
@@ -211,9 +232,7 @@ def _dnnl_sequence(family: str, consts: list, nd: int, make: ParamFn, direction:
     lib = library()
     if lib is None:
         return None
-    W, R, B = consts
-    per_dir = [make(W[d], R[d], None if B is None else B[d]) for d in range(nd)]
-    w, r, wb, rb = (np.stack([p[k] for p in per_dir]).astype(np.float32) for k in range(4))
+    w, r, wb, rb = _stacked(consts, nd, make)
     if family == "LSTM":
         return lstm_sequence(lib, w, r, wb, rb, direction)
     return gru_sequence(lib, w, r, wb, rb, direction, lbr)

@@ -30,28 +30,6 @@ typedef struct {
     float scale;
 } attention;
 
-typedef int32_t v16i __attribute__((vector_size(64)));
-
-INLINE v16 splat(float x) { return (v16){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
-/* lanes of a where `take` is set (all ones), else of b */
-INLINE v16 blend(v16i take, v16 a, v16 b) { return (v16)(((v16i)a & take) | ((v16i)b & ~take)); }
-INLINE v16 vmax(v16 a, v16 b) { return blend(a > b, a, b); }
-
-/* exp(x) for x <= 0 (Cephes' expf: 2^n * e^r, |r| <= ln 2 / 2, a degree-6 polynomial; ~1 ulp); below -87.3 it
- * gives 2^-126 instead of underflowing further (a weight of ~1e-38 against the row's maximum of 1); NaN stays. */
-INLINE v16 exp_neg(v16 x) {
-    x = blend(x < -87.3f, splat(-87.3f), x);
-    v16 n = x * 1.44269504088896341f + 12582912.0f; /* round to nearest: 1.5 * 2^23 */
-    n -= 12582912.0f;
-    v16 r = x - n * 0.693359375f + n * 2.12194440e-4f;
-    v16 z = r * r;
-    v16 y = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
-             1.6666665459e-1f) * r + 5.0000001201e-1f;
-    y = y * z + r + 1.0f;
-    v16i bits = (__builtin_convertvector(n, v16i) + 127) << 23;
-    return y * (v16)bits;
-}
-
 /* out[r][0..16 nv) = scale * sum_i a[r][i] b[i][0..16 nv) for r < `rows` (R <= 8 row pointers in `a`, spare ones
  * repeating a real row; b's rows `pitch` floats apart): the scores (a = q, b = k^T) and the weighted values
  * (a = the weights, b = v). R x nv accumulators stay in registers; both are constants where it is inlined. */

@@ -14,9 +14,10 @@
 static PyObject *entry_points(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
-    return Py_BuildValue("{s:n,s:n,s:n}", "winograd", (Py_ssize_t)(uintptr_t)&vr_winograd_execute, "gemv",
+    return Py_BuildValue("{s:n,s:n,s:n,s:n}", "winograd", (Py_ssize_t)(uintptr_t)&vr_winograd_execute, "gemv",
                          (Py_ssize_t)(uintptr_t)&vr_gemv_execute, "attention",
-                         (Py_ssize_t)(uintptr_t)&vr_attention_execute);
+                         (Py_ssize_t)(uintptr_t)&vr_attention_execute, "lstm_steps",
+                         (Py_ssize_t)(uintptr_t)&vr_lstm_steps);
 }
 
 static PyMethodDef methods[] = {

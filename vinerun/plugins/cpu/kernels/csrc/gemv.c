@@ -80,3 +80,14 @@ int vr_gemv_execute(void *self, void *stream, int nargs, const exec_arg *args) {
     }
     return 0;
 }
+
+void vr_panels_product(const float *x, const float *panels, int64_t k, int64_t n, const float *add, float *y) {
+    const int64_t count = (n + PANEL - 1) / PANEL;
+#pragma omp parallel for schedule(static)
+    for (int64_t q = 0; q < count; q++) {
+        float sums[PANEL] __attribute__((aligned(64)));
+        panel_product(x, panels + q * k * PANEL, k, sums);
+        int64_t first = q * PANEL, cols = n - first < PANEL ? n - first : PANEL;
+        for (int64_t j = 0; j < cols; j++) y[first + j] = sums[j] + add[first + j];
+    }
+}
