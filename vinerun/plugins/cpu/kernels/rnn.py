@@ -167,11 +167,11 @@ def recurrent(node: Node) -> Kernel | None:
         data_type = node.get_input_element_type(0).get_type_name()
         direction = 3 if bidir else 2 if reverse_only else 1
         to_dnnl = (_onnx_params if onnx else _ov_params)(family, hidden, _DNNL_ORDER.get(family, "i"))
-        if (family == "GRU" and data_type == "f32") or (family == "LSTM" and data_type in ("f32", "bf16")
-                                                         and hidden >= LSTM_MIN):
-            dnnl = _dnnl_sequence(family, consts, nd, to_dnnl, direction, bool(a.get("linear_before_reset")))
         if family == "LSTM" and data_type == "f32" and _static_batch(node, onnx) == 1 and lstm_steps.available():
             steps = lstm_steps.lstm_batch1(*_stacked(consts, nd, to_dnnl), direction)
+        elif (family == "GRU" and data_type == "f32") or (family == "LSTM" and data_type in ("f32", "bf16")
+                                                           and hidden >= LSTM_MIN):
+            dnnl = _dnnl_sequence(family, consts, nd, to_dnnl, direction, bool(a.get("linear_before_reset")))
 
     def call(xb: torch.Tensor, states: list[torch.Tensor], params: list[torch.Tensor]):
         """One C, oneDNN or ATen call on batch-major ``xb``: Y [batch, seq, dirs*H] and the final states."""
