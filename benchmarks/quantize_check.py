@@ -47,6 +47,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -95,6 +96,15 @@ def _words() -> list[str]:
     return [w for w in text.split() if w.isascii() and 2 <= len(w) <= 14]
 
 
+def _photo_crop(rng: np.random.Generator, photos: list[np.ndarray], height: int, width: int) -> Any:
+    """A ``height`` x ``width`` crop of one of ``photos`` at a random place, as a PIL image."""
+    from PIL import Image
+
+    photo = photos[rng.integers(len(photos))]
+    y0, x0 = rng.integers(0, photo.shape[0] - height), rng.integers(0, photo.shape[1] - width)
+    return Image.fromarray(photo[y0:y0 + height, x0:x0 + width])
+
+
 def _text_lines(count: int, seed: int, height: int, width: int, flip_half: bool) -> list[np.ndarray]:
     from PIL import Image, ImageDraw, ImageFont
 
@@ -102,9 +112,7 @@ def _text_lines(count: int, seed: int, height: int, width: int, flip_half: bool)
     photos, words = _photos(), _words()
     out = []
     for i in range(count):
-        photo = photos[rng.integers(len(photos))]
-        y0, x0 = rng.integers(0, photo.shape[0] - height * 3 // 2), rng.integers(0, photo.shape[1] - width * 3 // 2)
-        bg = Image.fromarray(photo[y0:y0 + height * 3 // 2, x0:x0 + width * 3 // 2]).resize((width, height))
+        bg = _photo_crop(rng, photos, height * 3 // 2, width * 3 // 2).resize((width, height))
         bg = Image.blend(bg, Image.new("RGB", bg.size, (235, 235, 235)), float(rng.uniform(0.5, 0.9)))
         draw = ImageDraw.Draw(bg)
         font = ImageFont.load_default(int(rng.integers(height // 2, height - 8)))
@@ -166,9 +174,7 @@ def _document_pages(count: int, seed: int) -> list[dict[str, np.ndarray]]:
     out = []
     for i in range(count):
         w, h = int(rng.integers(300, 620)), int(rng.integers(280, 420))
-        photo = photos[rng.integers(len(photos))]
-        y0, x0 = rng.integers(0, photo.shape[0] - h), rng.integers(0, photo.shape[1] - w)
-        page = Image.fromarray(photo[y0:y0 + h, x0:x0 + w])
+        page = _photo_crop(rng, photos, h, w)
         page = Image.blend(page, Image.new("RGB", page.size, (240, 240, 235)), float(rng.uniform(0.4, 0.95)))
         draw = ImageDraw.Draw(page)
         size = int(rng.integers(10, 32))
@@ -238,9 +244,7 @@ def _captchas(count: int, seed: int) -> list[dict[str, np.ndarray]]:
         size = int(rng.integers(22, 40))
         font = ImageFont.load_default(size)
         w, h = int(size * 0.62 * len(text)) + int(rng.integers(12, 40)), size + int(rng.integers(8, 24))
-        photo = photos[rng.integers(len(photos))]
-        y0, x0 = rng.integers(0, photo.shape[0] - h), rng.integers(0, photo.shape[1] - w)
-        img = Image.fromarray(photo[y0:y0 + h, x0:x0 + w])
+        img = _photo_crop(rng, photos, h, w)
         img = Image.blend(img, Image.new("RGB", img.size, tuple(int(v) for v in rng.integers(200, 250, 3))),
                           float(rng.uniform(0.5, 0.9)))
         draw = ImageDraw.Draw(img)

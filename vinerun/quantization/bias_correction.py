@@ -73,7 +73,7 @@ def corrected_bias(site: BiasSite, info: GraphInfo, in_mean: np.ndarray, in_shap
         weight_src = weight_src.node.input_value(0)
     weights = info.const_value(weight_src)
     bias = info.const_value(site.bias_add.input_value(site.bias_port))
-    if weights is None or bias is None:
+    if weights is None or bias is None or np.any(bias == 0):
         return None
     shape = list(in_shape)
     if len(shape) > 1:
@@ -82,19 +82,14 @@ def corrected_bias(site: BiasSite, info: GraphInfo, in_mean: np.ndarray, in_shap
     axis_shape[site.in_axis] = -1
     blob = np.broadcast_to(np.asarray(in_mean, np.float32).reshape(axis_shape), shape).copy()
     w = weights.astype(np.float32)
-    float_out, quant_out = (_layer_output(site, blob, v) for v in (w, fake_quantize(w, w_low, w_high, levels)))
-    axes = tuple(a for a in range(float_out.ndim) if a != site.out_axis % float_out.ndim)
-    shift = float_out.mean(axis=axes) - quant_out.mean(axis=axes)
+    # the layer is linear in its weights: mean(float) - mean(quantized) is the mean output of the weights' error
+    error = w - fake_quantize(w, w_low, w_high, levels)
+    args = [blob, error] if site.act_port == 0 else [error, blob]
+    lost = np.asarray(site.layer.evaluate(args)[0], np.float32)
+    shift = lost.mean(axis=tuple(a for a in range(lost.ndim) if a != site.out_axis % lost.ndim))
     new_bias = bias + shift.reshape(bias.shape)
-    if np.any(bias == 0):
-        return None
     magnitude = float(np.max(np.abs((new_bias - bias) / bias)))
     return new_bias.astype(bias.dtype) if magnitude < threshold else None
-
-
-def _layer_output(site: BiasSite, blob: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    args = [blob, weights] if site.act_port == 0 else [weights, blob]
-    return np.asarray(site.layer.evaluate(args)[0], np.float32)
 
 
 def set_bias(site: BiasSite, value: np.ndarray) -> None:
@@ -102,8 +97,3 @@ def set_bias(site: BiasSite, value: np.ndarray) -> None:
     old = site.bias_add.input_value(site.bias_port)
     site.bias_add.set_argument(site.bias_port, Constant(value.astype(np.float32), name=old.node.friendly_name))
 
-
-def _channel_shape(rank: int, axis: int, size: int) -> list[int]:
-    shape = [1] * rank
-    shape[axis] = size
-    return shape

@@ -46,6 +46,13 @@ def available() -> bool:
     return _ckernels is not None
 
 
+def entry_point(name: str) -> int:
+    """The address of the C function ``name`` in the extension (its table in csrc/ckernels.c)."""
+    if _ckernels is None:
+        raise RuntimeError("the CPU plugin's C kernels are not built (no C compiler at install time)")
+    return _ckernels.entry_points()[name]
+
+
 def activation(op: tuple | None) -> Activation | None:
     """A oneDNN-style eltwise post-op as an epilogue activation (None: one the C epilogues do not have)."""
     if op is None:
@@ -68,9 +75,7 @@ class CKernel(Primitive):
 
     def __init__(self, lib: Library):
         super().__init__(lib)
-        if _ckernels is None:
-            raise RuntimeError("the CPU plugin's C kernels are not built (no C compiler at install time)")
-        self._entry = _ckernels.entry_points()[self.entry]
+        self._entry = entry_point(self.entry)
 
     def _runtime(self, key: Any) -> list[tuple[int, ctypes.c_void_p]]:
         return [(ARG_SRC, self.src_md), (ARG_DST, self.dst_md)]

@@ -16,8 +16,7 @@ the post-ops in ATen.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+import functools
 from typing import Any
 
 import numpy as np
@@ -83,20 +82,6 @@ def _post_op(parts: _Parts, bf16: bool) -> tuple[str, list[Any], str] | None:
     return None if attr is None else (attr, [], "")
 
 
-class _Lazy:
-    """A value made by ``make`` on first use (once, also when threads ask at the same time)."""
-
-    def __init__(self, make: Callable[[], Any]):
-        self._make, self._value, self._lock = make, None, threading.Lock()
-
-    def get(self) -> Any:
-        if self._value is None:
-            with self._lock:
-                if self._value is None:
-                    self._value = self._make()
-        return self._value
-
-
 def _onednn_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
     """The prepacked oneDNN path for f32 and bf16 (None when the node does not fit it)."""
     et = node.get_input_element_type(0).get_type_name()
@@ -119,8 +104,8 @@ def _onednn_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
     # where the oneDNN op, which makes its primitive per call, takes 26-29 us ([1, 128 or 256] x [., 512])
     # ([K, N] copy made at the first single row, not at compile: a transposing copy of ddddocr's [8210, 1024]
     # classifier took 134 ms of its compile, for a path its sequences never take)
-    gemv_weights = _Lazy(lambda: torch.from_numpy(np.ascontiguousarray(wt.T))) if rows is None and et == "f32" \
-        else None
+    gemv_weights = functools.cache(lambda: torch.from_numpy(np.ascontiguousarray(wt.T))) \
+        if rows is None and et == "f32" else None
     gemv_relu = attr == "relu"
 
     def run(inputs: list) -> list:
@@ -128,7 +113,7 @@ def _onednn_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
         if not x.is_contiguous():
             x = x.contiguous()
         if gemv_weights is not None and x.numel() == k:
-            gemv = gemv_weights.get()
+            gemv = gemv_weights()
             y = torch.mm(x.reshape(1, k), gemv) if bias is None else torch.addmm(bias, x.reshape(1, k), gemv)
             y = y.reshape(*x.shape[:-1], n)
             if gemv_relu:
@@ -216,6 +201,6 @@ def _direct_kernel(node: Any, parts: _Parts, w: np.ndarray) -> Kernel | None:
         return dnnl_linear_kernel(node, parts, kn, bias)
     # the fallback (row counts beyond the primitives made) is made when first needed: its weight copies cost
     # ~0.1 s of compile for ddddocr's [8210, 1024] classifier
-    fallback = _Lazy(lambda: _onednn_kernel(node, parts, w) or _aten_kernel(node, parts, w))
-    return dnnl_dynamic_linear_kernel(node, parts, kn, bias, Kernel(lambda inputs: fallback.get().fn(inputs),
+    fallback = functools.cache(lambda: _onednn_kernel(node, parts, w) or _aten_kernel(node, parts, w))
+    return dnnl_dynamic_linear_kernel(node, parts, kn, bias, Kernel(lambda inputs: fallback().fn(inputs),
                                                                    "onednn_linear"))

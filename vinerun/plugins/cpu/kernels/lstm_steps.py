@@ -45,18 +45,19 @@ def lstm_batch1(w: np.ndarray, r: np.ndarray, wb: np.ndarray, rb: np.ndarray, di
     w_packed = [PackedLinearWeight(torch.from_numpy(np.ascontiguousarray(w[d], np.float32)), None)
                 for d in range(dirs)]  # [4H, I]
     bias = [torch.from_numpy(np.asarray(wb[d] + rb[d], np.float32)) for d in range(dirs)]
-    steps = _STEPS(_ckernel._ckernels.entry_points()["lstm_steps"])
+    steps = _STEPS(_ckernel.entry_point("lstm_steps"))
     width = dirs * hidden
 
     def run(xb: torch.Tensor, states: list[torch.Tensor]) -> tuple[torch.Tensor, list[torch.Tensor]] | None:
-        if xb.dtype != torch.float32 or xb.shape[0] != 1 or any(s.dtype != torch.float32 for s in states):
-            return None
         seq = xb.shape[1]
+        if (xb.dtype != torch.float32 or xb.shape[0] != 1 or seq == 0
+                or any(s.dtype != torch.float32 for s in states)):
+            return None
         y = xb.new_empty((1, seq, width))
         h, c = (s.clone(memory_format=torch.contiguous_format) for s in states)  # [D, 1, H]: updated in place
         pre = xb.new_empty(4 * hidden)
+        x = xb[0].contiguous()  # [seq, I] (no copy when it already is)
         for d in range(dirs):
-            x = xb[0] if xb[0].is_contiguous() else xb[0].contiguous()
             xw = _LINEAR(x, w_packed[d].get(), bias[d], "none", [], "")  # [seq, 4H]: every step's input projection
             steps(panels[d].ctypes.data, hidden, seq, int(reverse[d]), xw.data_ptr(), h[d].data_ptr(),
                   c[d].data_ptr(), y.data_ptr() + d * hidden * y.element_size(), width, pre.data_ptr())

@@ -82,9 +82,22 @@ def _supported(node: Node, family: str) -> bool:
     return all(o is None or o.element_type.get_type_name() in ("f32", "f64", "bf16") for o in node.input_values()[:1])
 
 
+def _positions(onnx: bool, n_states: int) -> tuple[int, int, int, int, int]:
+    """Input positions of (W, R, B, sequence lengths, first initial state): ONNX's or OpenVINO's order."""
+    if onnx:
+        return 1, 2, 3, 4, 5
+    return 2 + n_states, 3 + n_states, 4 + n_states, 1 + n_states, 1
+
+
 def lstm_weight_inputs(node: Node) -> tuple[int, int, int]:
     """The input positions of W, R and B of an ONNX LSTM or an OpenVINO LSTMSequence."""
-    return (1, 2, 3) if node.version == "onnx" else (4, 5, 6)
+    return _positions(node.version == "onnx", 2)[:3]
+
+
+def _constant_weights(node: Node, iw: int, ir: int, ib: int) -> bool:
+    """W and R are constants, and so is B where the node has one."""
+    return (node.const_input(iw) is not None and node.const_input(ir) is not None
+            and (not node.has_input(ib) or node.const_input(ib) is not None))
 
 
 def runs_lstm_on_dnnl(node: Node) -> bool:
@@ -95,9 +108,7 @@ def runs_lstm_on_dnnl(node: Node) -> bool:
         return False
     if not _supported(node, "LSTM") or node.get_attributes()["hidden_size"] < LSTM_MIN:
         return False
-    iw, ir, ib = lstm_weight_inputs(node)
-    return node.const_input(iw) is not None and node.const_input(ir) is not None and (
-        node.const_input(ib) is not None or not node.has_input(ib))
+    return _constant_weights(node, *lstm_weight_inputs(node))
 
 
 def gru_reset_before(x: torch.Tensor, hx: torch.Tensor, params: list[torch.Tensor], has_biases: bool,
@@ -150,34 +161,29 @@ def recurrent(node: Node) -> Kernel | None:
     aten = _aten(family, relu, bool(a.get("linear_before_reset")))
     n_states = 2 if family == "LSTM" else 1
     make = _onnx_params(family, hidden) if onnx else _ov_params(family, hidden)
-    # input positions: (W, R, B, sequence lengths, first initial state)
-    if onnx:
-        iw, ir, ib, il, ih = 1, 2, 3, 4, 5
-    else:
-        il, ih = 1 + n_states, 1
-        iw, ir, ib = il + 1, il + 2, il + 3
+    iw, ir, ib, il, ih = _positions(onnx, n_states)
     batch_first = not onnx or a.get("layout", 0) == 1
     cached: list[torch.Tensor] | None = None
     cast: dict[torch.dtype, list[torch.Tensor]] = {}
     consts = [node.const_input(i) for i in (iw, ir, ib)]
-    dnnl: SequenceCall | None = None
-    steps: SequenceCall | None = None
-    if all(c is not None for c in consts[:2]) and (consts[2] is not None or not node.has_input(ib)):
+    fast: SequenceCall | None = None  # the C step loop or oneDNN's primitive, where one takes the node
+    fast_name = ""
+    if _constant_weights(node, iw, ir, ib):
         cached = _flat_params(make, *consts, nd)
         data_type = node.get_input_element_type(0).get_type_name()
         direction = 3 if bidir else 2 if reverse_only else 1
         to_dnnl = (_onnx_params if onnx else _ov_params)(family, hidden, _DNNL_ORDER.get(family, "i"))
         if family == "LSTM" and data_type == "f32" and _static_batch(node, onnx) == 1 and lstm_steps.available():
-            steps = lstm_steps.lstm_batch1(*_stacked(consts, nd, to_dnnl), direction)
+            fast, fast_name = lstm_steps.lstm_batch1(*_stacked(consts, nd, to_dnnl), direction), "gemv_lstm"
         elif (family == "GRU" and data_type == "f32") or (family == "LSTM" and data_type in ("f32", "bf16")
                                                            and hidden >= LSTM_MIN):
-            dnnl = _dnnl_sequence(family, consts, nd, to_dnnl, direction, bool(a.get("linear_before_reset")))
+            fast = _dnnl_sequence(family, consts, nd, to_dnnl, direction, bool(a.get("linear_before_reset")))
+            fast_name = f"onednn_{family.lower()}"
 
     def call(xb: torch.Tensor, states: list[torch.Tensor], params: list[torch.Tensor]):
         """One C, oneDNN or ATen call on batch-major ``xb``: Y [batch, seq, dirs*H] and the final states."""
-        for fast in (steps, dnnl):
-            if fast is not None and (out := fast(xb, states)) is not None:
-                return out
+        if fast is not None and (out := fast(xb, states)) is not None:
+            return out
         xb = xb.flip(1) if reverse_only else xb
         hx = tuple(states) if family == "LSTM" else states[0]
         out = aten(xb, hx, params, True, 1, 0.0, False, bidir, True)
@@ -207,7 +213,7 @@ def recurrent(node: Node) -> Kernel | None:
         return _outputs(y, finals, onnx, a.get("layout", 0), nd, hidden)
 
     name = "aten_gru_loop" if aten is gru_reset_before else f"aten_{family.lower()}"
-    return Kernel(run, "gemv_lstm" if steps is not None else f"onednn_{family.lower()}" if dnnl is not None else name)
+    return Kernel(run, fast_name if fast is not None else name)
 
 
 def _static_batch(node: Node, onnx: bool) -> int | None:
