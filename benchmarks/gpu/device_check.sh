@@ -7,8 +7,11 @@
 #   bash benchmarks/gpu/device_check.sh device     # the device's correctness checks only
 #   bash benchmarks/gpu/device_check.sh perf       # the performance table and the kernel profile only
 #   bash benchmarks/gpu/device_check.sh quick      # GPU tests, kernel profile, compile cache, table (~7 min)
+#   bash benchmarks/gpu/device_check.sh wheels     # only install the wheels brought along (openvino's, alone)
+#   bash benchmarks/gpu/device_check.sh cpu        # the host CPU: thread sweep and profile beside openvino
 #
-# Packages the machine lacks go in .whl/ as wheels (starlette, uvicorn; onnx 1.23.2 to match CI's), model files
+# Packages the machine lacks go in .whl/ as wheels (starlette, uvicorn, onednn-cpu-gomp; onnx 1.23.2 to match CI's);
+# openvino's (59 MB) in .ovwhl/, carried in a `wheels` run of its own before a `cpu` run. Model files
 # of PyPI packages it lacks in .gpumodels/ (silero_vad.onnx, ch_PP-OCRv4_det_infer.onnx, ch_PP-OCRv4_rec_infer.onnx).
 # Logs go to $OUT (default /tmp/vinerun-gpu); each step prints the end of its log and its time.
 set -u
@@ -30,9 +33,16 @@ step() {  # step NAME SECONDS COMMAND...: run with a time limit, keep the log, s
   echo "--- $name: rc=$rc in $(( $(date +%s) - t0 ))s"
 }
 
-if ls .whl/*.whl >/dev/null 2>&1; then
-  $PY -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-fi
+mkdir -p /tmp/site && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+for wheel in .whl/*.whl .ovwhl/*.whl; do  # each once while the machine stays warm
+  [ -e "$wheel" ] && [ ! -e "/tmp/site/.done-$(basename "$wheel")" ] || continue
+  case $(basename "$wheel") in
+    onednn*)  # its libdnnl.so goes to <prefix>/lib, which a --target install would lose
+      PIP_BREAK_SYSTEM_PACKAGES=1 $PY -m pip install -q --no-index --no-deps "$wheel" ;;
+    *) $PY -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site "$wheel" ;;
+  esac && touch "/tmp/site/.done-$(basename "$wheel")"
+done
+[ "$WHAT" = wheels ] && { ls /tmp/site; exit 0; }
 step install 120 $PY -m pip install --no-deps --no-build-isolation --no-index -e .
 $PY - <<'PY'
 import torch, onnx, vinerun as ov
@@ -43,6 +53,15 @@ for key in ("FULL_DEVICE_NAME", "DEVICE_ARCHITECTURE", "DEVICE_TYPE", "GPU_DEVIC
     print(f"  {key}: {core.get_property('GPU', key)}")
 PY
 
+if [ "$WHAT" = cpu ]; then  # the many-core CPU beside openvino (issue 22): its wheel comes in a run of its own
+  lscpu | grep -E "^Model name|^CPU\(s\)|^Thread|^Core|^Socket|^NUMA node|^L2|^L3"
+  grep -o -w -E "amx_bf16|amx_int8|amx_tile|avx512_bf16|avx512_vnni" /proc/cpuinfo | sort -u | tr '\n' ' '; echo
+  TAIL=40 step sweep_resnet50 200 $PY benchmarks/thread_sweep.py --models resnet50 --seconds 0.5
+  TAIL=40 step sweep_small 150 $PY benchmarks/thread_sweep.py --models mobilenetv2 bert demo --threads "$(nproc)" \
+    --seconds 0.5
+  TAIL=40 step profile_resnet50_bf16 60 $PY benchmarks/zoo_profile.py resnet50 --precision bf16 --top 10 \
+    --folder /tmp/vinerun_zoo
+fi
 if [ "$WHAT" = quick ]; then
   step gpu_tests 90 $PY -m pytest tests/gpu -n 4 -p no:cacheprovider -q -rs
   step compile_cache 60 $PY benchmarks/gpu/cache_check.py --models resnet50
@@ -55,7 +74,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = device ]; then
   step model_checks 90 $PY benchmarks/gpu/model_checks.py --models-dir .gpumodels
   step devices_cli 20 vinerun devices
 fi
-if [ "$WHAT" != device ]; then
+if [ "$WHAT" = all ] || [ "$WHAT" = perf ] || [ "$WHAT" = quick ]; then
   TAIL=60 step kernel_profile 90 $PY benchmarks/gpu/kernel_profile.py --models resnet50 bert --batches 1 64 --top 8
   TAIL=60 step bench 300 $PY benchmarks/gpu/bench.py --quick --models resnet50 bert mobilenetv2 --json "$OUT/bench.json"
 fi

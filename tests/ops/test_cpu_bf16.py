@@ -164,7 +164,7 @@ def test_pytorch_paths_without_the_direct_binding(monkeypatch, precision):
         matmul_fusion()(model)
         plan = Plan(model)
         np.testing.assert_allclose(plan.run([x])[0], want, rtol=1e-4, atol=1e-4)
-    assert not any(hasattr(s.kernel, "impl") for s in plan.steps)  # the direct binding's kernels name their impl
+    assert not any(s.kernel.impl for s in plan.steps)  # the direct binding's kernels name their impl
     feature_map = [s for s in plan.steps if s.node.type_name == "MaxPool"][0].node.input_value(0).node
     results = Model([Result(feature_map)], model.get_parameters())
     assert Plan(results).run([x])[0].flags.c_contiguous  # a model output never leaves channels-last
@@ -375,3 +375,21 @@ def test_channel_slices_shuffles_and_hard_sigmoid_stay_bf16():
     assert types["ShuffleChannels"] == types["Slice"] == types["HardSigmoid"] == "bf16"
     converts = [n for n in compiled.get_runtime_model().get_ordered_ops() if n.type_name == "Convert"]
     assert len(converts) == 2  # the model input to bf16, the output back to f32
+
+
+def test_profiling_names_the_onednn_implementation():
+    """Profiling shows which oneDNN implementation a layer runs (``amx`` on an AMX CPU), before the precision."""
+    from vinerun.plugins.cpu.kernels import Kernel, profiled_exec_type
+
+    assert profiled_exec_type(Kernel(lambda x: x, "onednn_conv2d_bf16", impl="brg:avx512_core_amx")) == \
+        "onednn_conv2d[brg:avx512_core_amx]_bf16"
+    assert profiled_exec_type(Kernel(lambda x: x, "onednn_conv2d_sum_int8", impl="brgconv:avx512_core_vnni")) == \
+        "onednn_conv2d_sum[brgconv:avx512_core_vnni]_int8"
+    assert profiled_exec_type(Kernel(lambda x: x, "aten_add")) == "aten_add"
+    if library() is None:
+        pytest.skip("onednn-cpu-gomp is not installed")
+    compiled = ov.Core().compile_model(cnn(), "CPU", {"PERF_COUNT": True, "INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    request.infer([rand([1, 4, 12, 12])])
+    convs = [p.exec_type for p in request.get_profiling_info() if p.node_type.endswith("Convolution")]
+    assert convs and all(t.startswith("onednn_conv2d") and "[" in t for t in convs), convs

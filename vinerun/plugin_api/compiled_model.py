@@ -14,6 +14,7 @@ from vinerun.plugin_api.executors import IExecutor, StreamsExecutor
 
 if TYPE_CHECKING:
     from vinerun.plugin_api.infer_request import ISyncInferRequest
+    from vinerun.plugin_api.request_loop import Hook, IRequestLoop
 
 
 _executor_lock = threading.Lock()
@@ -59,6 +60,12 @@ class ICompiledModel(ABC):
     def make_task_executor(self) -> IExecutor:
         """Devices override to set streams and their threads; the default is one stream."""
         return StreamsExecutor(1, name=self.device_name)
+
+    def request_loop(self, slots: int, hook: Hook) -> IRequestLoop | None:
+        """A loop of ``slots`` requests that the device runs without Python (see :mod:`.request_loop`), or None
+        (the default): an ``AsyncInferQueue`` then runs its requests through :meth:`task_executor`."""
+        del slots, hook
+        return None
 
     @abstractmethod
     def get_property(self, key: str) -> Any:

@@ -64,6 +64,8 @@ class InferRequest:
         self._tensors = RequestTensors(self._checks, compiled.outputs,
                                        bool(getattr(compiled._impl, "takes_device_tensors", False)))
         self._started: list[Any] = []  # the input arrays of the asynchronous run in flight
+        #: set by an AsyncInferQueue running this request in a device's request loop: waits for its run
+        self._queue_wait: Callable[[], None] | None = None
         self._string_outputs = any(p.get_element_type() == Type.string for p in compiled.outputs)
 
     @property
@@ -131,6 +133,22 @@ class InferRequest:
         self._t0 = time.perf_counter()
         self._async.start_async(arrays)
 
+    def _start_in_loop(self, inputs: Any, share_inputs: bool) -> tuple[list[Any], list[np.ndarray] | None]:
+        """Put ``inputs`` for a run in a device's request loop (see ``AsyncInferQueue``): the input arrays, and
+        the arrays to write the outputs into (None where some output has none: the run goes through Python)."""
+        self._check_idle()
+        self._tensors.put(inputs, share_inputs)
+        self._started = self._tensors.input_arrays()
+        self._t0 = time.perf_counter()
+        return self._started, self._tensors.output_buffers()
+
+    def _finish_in_loop(self, run: bool) -> None:
+        """After a request loop's run (``run``: do it here, through the device's sync request, first)."""
+        if run:
+            self._tensors.store_outputs(self._impl.infer(self._started), self._started, None)
+        self._latency_ms = (time.perf_counter() - self._t0) * 1e3
+        self._started = []
+
     def _on_complete(self, error: BaseException | None) -> None:
         """In the worker thread, after the last stage: keep the outputs, then call back."""
         self._latency_ms = (time.perf_counter() - self._t0) * 1e3
@@ -154,6 +172,8 @@ class InferRequest:
         Raises what went wrong: the inference error, ``RequestCancelledError`` after :meth:`cancel`, or
         ``CallbackError`` (with the callback's exception as cause). The error stays until the next start.
         """
+        if self._queue_wait is not None:
+            self._queue_wait()
         if self._async is not None:
             self._async.wait()
 

@@ -369,6 +369,24 @@ class RequestTensors:
         return [g if g is not None else (v.copy() if isinstance(v, np.ndarray) else v)
                 for g, v in zip(given, values, strict=True)]
 
+    def output_buffers(self) -> list[np.ndarray] | None:
+        """The arrays a run may write the outputs into in place, which then are the request's results (the
+        memory of the tensors handed out or set, else the request's own), or None where an output has no such
+        array (a device tensor, packed sub-byte elements, a value that is no array)."""
+        values = self._values()
+        buffers = []
+        for i, held in enumerate(self._out_held):
+            if held is None:
+                buffer = values[i]
+            elif isinstance(held, RemoteTensor) or packing.is_packed(self._out_types[i]):
+                return None
+            else:
+                buffer = tensor_memory(held)
+            if not isinstance(buffer, np.ndarray):
+                return None
+            buffers.append(buffer)
+        return buffers
+
     def output_values(self, copy: bool) -> list[Any]:
         """The request's output values (copies of the arrays if ``copy``)."""
         values = [tensor_values(t) if isinstance(t, Tensor) else v

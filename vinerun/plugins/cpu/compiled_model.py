@@ -11,6 +11,7 @@ from vinerun.plugin_api.compiled_model import ICompiledModel
 from vinerun.plugin_api.executors import StreamsExecutor
 from vinerun.plugin_api.infer_request import ISyncInferRequest, ProfilingInfo
 from vinerun.plugin_api.property_table import PropertyValues
+from vinerun.plugin_api.request_loop import Hook
 from vinerun.plugin_api.specialize import Shapes, SpecializedPlans
 from vinerun.plugin_api.variable_state import VariableState, variable_states
 from vinerun.plugins.cpu import cpu_topology, device_info, mem_pressure
@@ -20,6 +21,7 @@ from vinerun.plugins.cpu.depthwise_fusion import DepthwiseFusion
 from vinerun.plugins.cpu.fused_ops import conv_fusion, matmul_fusion
 from vinerun.plugins.cpu.plan import Plan, rewrite_patterns
 from vinerun.plugins.cpu.precision import lower_precision
+from vinerun.plugins.cpu.request_loop import NativeRequestLoop, request_loop
 from vinerun.plugins.cpu.scale_shift_fusion import ScaleShiftFusion
 from vinerun.plugins.cpu.streams import SharedStreams, StreamsConfig, resolve_streams, stream_executor
 from vinerun.plugins.cpu.thread_governor import ThreadGovernor
@@ -148,6 +150,11 @@ class CPUCompiledModel(ICompiledModel):
     def make_task_executor(self) -> StreamsExecutor | SharedStreams:
         """One worker thread per stream, each with its share of the cores (see :func:`stream_executor`)."""
         return stream_executor(f"CPU:{self.model.friendly_name}", self.streams)
+
+    def request_loop(self, slots: int, hook: Hook) -> NativeRequestLoop | None:
+        """Stream threads that run ``slots`` requests without the GIL, where the plan allows (see
+        :mod:`.request_loop`)."""
+        return request_loop(self, slots, hook)
 
 
 class CPUInferRequest(ISyncInferRequest):

@@ -19,7 +19,7 @@ from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.plugin_api.infer_request import ProfilingInfo
 from vinerun.plugin_api.kernel_registry import node_error
-from vinerun.plugins.cpu.kernels import Kernel, select_kernel
+from vinerun.plugins.cpu.kernels import Kernel, profiled_exec_type, select_kernel
 from vinerun.plugins.cpu.native_segment import Segment, SegmentError
 from vinerun.plugins.cpu.native_segment import enabled as native_enabled
 from vinerun.plugins.cpu.segment_planner import plan_segments
@@ -265,8 +265,8 @@ class Plan:
                 outs = step.kernel.fn(args)
             except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
                 raise node_error(node, e) from e
-            profile.append(ProfilingInfo(node.friendly_name, node.type_name, step.kernel.exec_type, "EXECUTED",
-                                         timedelta(seconds=time.perf_counter() - t0),
+            profile.append(ProfilingInfo(node.friendly_name, node.type_name, profiled_exec_type(step.kernel),
+                                         "EXECUTED", timedelta(seconds=time.perf_counter() - t0),
                                          timedelta(seconds=time.process_time() - c0)))
             for name, type_name in getattr(node, "fused_names", ()):
                 profile.append(ProfilingInfo(name, type_name, "undef", "OPTIMIZED_OUT"))

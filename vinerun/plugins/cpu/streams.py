@@ -187,7 +187,7 @@ class SharedStreams:
         """Nothing to stop: the shared streams live as long as the process."""
 
 
-def _start_stream(threads: int, cpus: list[int], shared: bool) -> None:
+def start_stream_thread(threads: int, cpus: list[int], shared: bool) -> None:
     """Set up a stream thread: bound to ``cpus`` (when given) before its OpenMP team of ``threads`` starts, so the
     team stays there too; ``shared`` marks the threads of shared streams."""
     if cpus and hasattr(os, "sched_setaffinity"):
@@ -213,12 +213,12 @@ def stream_executor(name: str, config: StreamsConfig) -> StreamsExecutor | Share
 
     if per_stream == 1:
         return StreamsExecutor(config.num_streams, name=name,
-                               on_thread_start=lambda i: _start_stream(1, cpus_of(i), shared=False))
+                               on_thread_start=lambda i: start_stream_thread(1, cpus_of(i), shared=False))
     key = (config.num_streams, per_stream, config.cpus if config.pinned else ())
     with _shared_lock:
         executor = _shared.get(key)
         if executor is None:
             executor = _shared[key] = StreamsExecutor(
                 config.num_streams, name=f"CPU:shared-{per_stream}-threads",
-                on_thread_start=lambda i: _start_stream(per_stream, cpus_of(i), shared=True))
+                on_thread_start=lambda i: start_stream_thread(per_stream, cpus_of(i), shared=True))
     return SharedStreams(executor)

@@ -17,16 +17,33 @@ from vinerun.plugin_api.kernel_registry import KernelRegistry
 KernelFn = Callable[[list[Any]], list[Any]]
 
 
+#: the endings of exec types that say a kernel computes in another precision than f32
+PRECISION_SUFFIXES = ("_bf16", "_int8")
+
+
 @dataclass
 class Kernel:
     """A compiled node: ``fn(inputs) -> outputs`` and the name profiling reports.
 
     ``native``: how the node runs inside a native segment (see :mod:`._native`), where the kernel offers it.
+    ``impl``: the library implementation it runs, where it knows it (oneDNN's, e.g. ``brg:avx512_core_amx``).
     """
 
     fn: KernelFn
     exec_type: str
     native: Callable[[list[Any]], Any] | None = None
+    impl: str = ""
+
+
+def profiled_exec_type(kernel: Kernel) -> str:
+    """The exec type profiling reports: the kernel's, with the implementation it runs in brackets before the
+    precision suffix (``onednn_conv2d[brg:avx512_core_amx]_bf16``), as OpenVINO's name their ISA
+    (``brgconv_avx512_amx_bf16``)."""
+    if not kernel.impl:
+        return kernel.exec_type
+    name = kernel.exec_type
+    suffix = next((s for s in PRECISION_SUFFIXES if name.endswith(s)), "")
+    return f"{name[:len(name) - len(suffix)]}[{kernel.impl}]{suffix}"
 
 
 Factory = Callable[[Node], Kernel | None]

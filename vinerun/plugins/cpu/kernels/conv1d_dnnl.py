@@ -169,7 +169,7 @@ def dnnl_conv1d_kernel(node: Any, parts: Any, w: np.ndarray, groups: int) -> Ker
                     if parts.sum_index is None else "onednn_conv1d_sum")
     if not copy_out:  # a segment hands its values out as Python does
         kernel.native = _native_form(conv, src, dst, src_cl, parts.sum_index, serial)
-    kernel.impl = impl  # type: ignore[attr-defined]
+    kernel.impl = impl
     return kernel
 
 

@@ -173,7 +173,7 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
     if s_index is not None:  # the plan may let the sum accumulate into the residual (see Plan._plan_in_place)
         kernel.inplace_input = s_index  # type: ignore[attr-defined]
         kernel.enable_inplace = enable_inplace  # type: ignore[attr-defined]
-    kernel.impl = impl  # type: ignore[attr-defined] - the oneDNN implementation, e.g. "brgconv_1x1:avx2"
+    kernel.impl = impl  # the oneDNN implementation, e.g. "brgconv_1x1:avx2"
     return kernel
 
 

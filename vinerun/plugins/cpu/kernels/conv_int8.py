@@ -162,7 +162,7 @@ def int8_conv_kernel(node: Any) -> Kernel | None:
     kernel = Kernel(run, "onednn_conv2d" + ("_sum" if residual is not None else "") + "_int8")
     if keep_cl:
         kernel.native = _native_form(conv, size, out_shape, src_dt, dst_dt, residual)
-    kernel.impl = impl  # type: ignore[attr-defined]
+    kernel.impl = impl
     return kernel
 
 

@@ -55,5 +55,5 @@ def dnnl_convert_kernel(node: Node) -> Kernel | None:
     y_value = channels_last_value(dims, dst_dt) if keep_cl else dense_value(dims, dst_dt)
     step = NativeStep(reorder, lambda t: t, [Buffer(False, 0, x_value), Buffer(True, 0, y_value)])
     kernel.native = lambda layouts: step if layouts[0] in (None, x_value) else None
-    kernel.impl = impl  # type: ignore[attr-defined]
+    kernel.impl = impl
     return kernel

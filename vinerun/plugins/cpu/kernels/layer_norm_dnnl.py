@@ -47,7 +47,7 @@ def dnnl_layer_norm_kernel(node: Node, gamma: np.ndarray, beta: np.ndarray) -> K
         return [y]
 
     kernel = Kernel(run, "onednn_layer_norm")
-    kernel.impl = impl  # type: ignore[attr-defined]
+    kernel.impl = impl
     value = dense_value(shape, dtype)
     step = NativeStep(norm, lambda t: t, [Buffer(False, 0, value), Buffer(True, 0, value)])
     kernel.native = lambda layouts: step if layouts[0] in (None, value) else None

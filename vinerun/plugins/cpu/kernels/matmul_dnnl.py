@@ -111,7 +111,7 @@ def dnnl_linear_kernel(node: Any, parts: Any, w: np.ndarray, bias: np.ndarray | 
         step = NativeStep(mm, lambda t: t, buffers)
         kernel.native = lambda layouts: step if all(layouts[b.index] in (None, b.layout) for b in buffers
                                                     if not b.output) else None
-    kernel.impl = impl  # type: ignore[attr-defined]
+    kernel.impl = impl
     return kernel
 
 

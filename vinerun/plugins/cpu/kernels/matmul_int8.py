@@ -86,7 +86,7 @@ def int8_matmul_kernel(node: Any) -> Kernel | None:
         return [y]
 
     kernel = Kernel(run, "onednn_matmul" + ("_sum" if residual is not None else "") + "_int8")
-    kernel.impl = impl  # type: ignore[attr-defined]
+    kernel.impl = impl
     out = node.get_output_partial_shape(0)
     if xs.is_static and out.is_static:  # in a native segment: dense rows in, dense rows out
         in_shape, out_shape = tuple(int(d) for d in xs.to_shape()), tuple(int(d) for d in out.to_shape())

@@ -86,7 +86,7 @@ def _reorder_kernel(node: Any, q: Quantization | ChannelQuantization, quantize: 
     kernel = Kernel(run, "onednn_quantize" if quantize else "onednn_dequantize")
     step = NativeStep(reorder, lambda t: t, [Buffer(False, 0, src), Buffer(True, 0, out.value)])
     kernel.native = lambda layouts: step if layouts[0] in (None, src) else None
-    kernel.impl = impl  # type: ignore[attr-defined]
+    kernel.impl = impl
     return kernel
 
 
