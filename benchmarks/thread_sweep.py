@@ -30,7 +30,9 @@ import vinerun  # noqa: E402
 from vinerun.plugins.cpu import cpu_topology, device_info, mem_pressure  # noqa: E402
 
 
-def _latency_ms(compiled: object, feed: dict, seconds: float) -> float:
+def _latency_ms(compiled: object, feed: dict, seconds: float, one_thread_calls: list[int]) -> float:
+    """The median call time of a sync request; adds to ``one_thread_calls`` [calls on 1 thread, all calls] from
+    vinerun's thread governor (it moves calls to 1 thread when more threads look slower)."""
     request = compiled.create_infer_request()  # type: ignore[attr-defined]
     request.infer(feed)
     times, end = [], time.perf_counter() + seconds
@@ -38,6 +40,10 @@ def _latency_ms(compiled: object, feed: dict, seconds: float) -> float:
         t0 = time.perf_counter()
         request.infer(feed)
         times.append(time.perf_counter() - t0)
+    for governor in getattr(getattr(request, "_impl", None), "_governors", {}).values():
+        if governor.max_threads > 1:
+            one_thread_calls[0] += governor.calls[1]
+            one_thread_calls[1] += sum(governor.calls.values())
     return statistics.median(times) * 1e3
 
 
@@ -94,13 +100,15 @@ def sweep(name: str, args: argparse.Namespace) -> None:
                 "PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads,
                 "INFERENCE_PRECISION_HINT": precision}) for rt, mod in runtimes.items()}
             turns: dict[str, list[float]] = {rt: [] for rt in runtimes}
+            one_thread = [0, 0]
             for _ in range(args.rounds):
                 for rt, c in compiled.items():
-                    turns[rt].append(_latency_ms(c, feed, args.seconds))
+                    turns[rt].append(_latency_ms(c, feed, args.seconds, one_thread))
             ms = {rt: statistics.median(v) for rt, v in turns.items()}
             ratio = f"  vinerun / openvino {ms['vinerun'] / ms['openvino']:.2f}x" if "openvino" in ms else ""
+            governed = f"  (vinerun calls on 1 thread: {one_thread[0]} of {one_thread[1]})" if one_thread[0] else ""
             print(f"  LATENCY {precision} {threads:3d} threads: " +
-                  ", ".join(f"{rt} {v:.2f} ms" for rt, v in ms.items()) + ratio, flush=True)
+                  ", ".join(f"{rt} {v:.2f} ms" for rt, v in ms.items()) + ratio + governed, flush=True)
         for rt, mod in runtimes.items():
             c = mod.Core().compile_model(path, "CPU", {  # type: ignore[attr-defined]
                 "PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_PRECISION_HINT": precision})

@@ -25,13 +25,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from model_zoo import MODELS  # noqa: E402
 
 
-def layer_times(runtime: str, path: str, feed: dict[str, np.ndarray], precision: str, calls: int
+def layer_times(runtime: str, path: str, feed: dict[str, np.ndarray], precision: str, calls: int, threads: int = 0
                 ) -> tuple[float, list[tuple[str, str, str, float]]]:
-    """(wall ms per call, [(layer, type, exec type, ms per call)]) of one runtime."""
+    """(wall ms per call, [(layer, type, exec type, ms per call)]) of one runtime (``threads``: 0 for all)."""
     ov = importlib.import_module(runtime)
     core = ov.Core()
-    compiled = core.compile_model(core.read_model(path), "CPU", {
-        "PERFORMANCE_HINT": "LATENCY", "PERF_COUNT": True, "INFERENCE_PRECISION_HINT": precision})
+    config = {"PERFORMANCE_HINT": "LATENCY", "PERF_COUNT": True, "INFERENCE_PRECISION_HINT": precision}
+    if threads:
+        config["INFERENCE_NUM_THREADS"] = threads
+    compiled = core.compile_model(core.read_model(path), "CPU", config)
     request = compiled.create_infer_request()
     for _ in range(5):
         request.infer(feed)
@@ -69,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--inputs", help="the zoo model whose inputs a file argument is fed")
     p.add_argument("--folder", default="/tmp/vinerun-bench", help="where model_zoo builds (and finds) its files")
     p.add_argument("--precision", default="f32", choices=("f32", "bf16"))
+    p.add_argument("--threads", type=int, default=0, help="INFERENCE_NUM_THREADS (default: every core)")
     p.add_argument("--calls", type=int, default=20)
     p.add_argument("--top", type=int, default=12, help="how many of the slowest layers to list")
     p.add_argument("--runtimes", nargs="+", default=["vinerun", "openvino"])
@@ -82,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         spec, path = MODELS[args.inputs], args.model
     feed = spec.inputs()
     for runtime in args.runtimes:
-        report(runtime, *layer_times(runtime, path, feed, args.precision, args.calls), args.top)
+        report(runtime, *layer_times(runtime, path, feed, args.precision, args.calls, args.threads), args.top)
     return 0
 
 

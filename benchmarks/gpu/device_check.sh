@@ -54,13 +54,21 @@ for key in ("FULL_DEVICE_NAME", "DEVICE_ARCHITECTURE", "DEVICE_TYPE", "GPU_DEVIC
 PY
 
 if [ "$WHAT" = cpu ]; then  # the many-core CPU beside openvino (issue 22): its wheel comes in a run of its own
-  lscpu | grep -E "^Model name|^CPU\(s\)|^Thread|^Core|^Socket|^NUMA node|^L2|^L3"
-  grep -o -w -E "amx_bf16|amx_int8|amx_tile|avx512_bf16|avx512_vnni" /proc/cpuinfo | sort -u | tr '\n' ' '; echo
+  { lscpu; grep -o -w -E "amx_bf16|amx_int8|amx_tile|avx512_bf16|avx512_vnni" /proc/cpuinfo | sort -u; } >"$OUT/cpu.log"
+  grep -E "^Model name|^CPU\(s\)|^Thread|^Core|^Socket|^NUMA node|^L2|^L3|amx" "$OUT/cpu.log"
   TAIL=40 step sweep_resnet50 200 $PY benchmarks/thread_sweep.py --models resnet50 --seconds 0.5
+  # the same points with every call on the requested threads: the thread governor's share in them
+  VINERUN_CPU_GOVERNOR=0 TAIL=40 step sweep_fixed 100 $PY benchmarks/thread_sweep.py --models resnet50 \
+    --threads 2 4 --seconds 0.5
   TAIL=40 step sweep_small 150 $PY benchmarks/thread_sweep.py --models mobilenetv2 bert demo --threads "$(nproc)" \
     --seconds 0.5
-  TAIL=40 step profile_resnet50_bf16 60 $PY benchmarks/zoo_profile.py resnet50 --precision bf16 --top 10 \
-    --folder /tmp/vinerun_zoo
+  TAIL=40 step profile_resnet50_bf16 60 $PY benchmarks/zoo_profile.py resnet50 --precision bf16 --threads 2 \
+    --top 10 --folder /tmp/vinerun_zoo
+  # one thread, as each THROUGHPUT stream runs
+  for m in resnet50 bert; do
+    TAIL=25 step "stream_${m}_bf16" 60 $PY benchmarks/zoo_profile.py "$m" --precision bf16 --threads 1 --top 6 \
+      --folder /tmp/vinerun_zoo
+  done
 fi
 if [ "$WHAT" = quick ]; then
   step gpu_tests 90 $PY -m pytest tests/gpu -n 4 -p no:cacheprovider -q -rs

@@ -7,12 +7,15 @@ machine with one busy-loop process: BERT median 65-740 ms on 2 threads, 50-60 ms
 work-stealing does not have this cliff). :class:`ThreadGovernor` watches the wall time of each inference
 and switches between ``max_threads`` and 1 thread when the other is faster, probing the other count from a
 time budget. :func:`omp_threads` sets the count on the calling thread only (a sync ``infer`` from the main
-thread runs there, not on a stream worker).
+thread runs there, not on a stream worker). ``VINERUN_CPU_GOVERNOR=0`` keeps every call on ``max_threads`` (to
+tell the governor's choices from the kernels' scaling when measuring).
 """
 
 from __future__ import annotations
 
+import collections
 import ctypes
+import os
 import statistics
 import threading
 import time
@@ -93,6 +96,9 @@ class ThreadGovernor:
         self._spent = 0.0  # time of the current count's calls since the last probe
         self._probe_now = False
         self._trigger: float | None = None  # the slow call that asked for a probe
+        self.fixed = os.environ.get("VINERUN_CPU_GOVERNOR", "1") == "0"
+        #: calls made so far on each thread count (what benchmarks report next to the times)
+        self.calls: collections.Counter[int] = collections.Counter()
 
     @property
     def other(self) -> int:
@@ -100,8 +106,8 @@ class ThreadGovernor:
 
     def choose(self) -> int:
         """The thread count for the next call."""
-        if self.max_threads == 1:
-            return 1
+        if self.max_threads == 1 or self.fixed:
+            return self.max_threads
         other = self.times[self.other]
         # never tried: estimate the other count's call by the current one's (not earlier: a thread count's
         # first calls also pack its copy of the oneDNN weights)
@@ -113,6 +119,7 @@ class ThreadGovernor:
 
     def record(self, threads: int, seconds: float, cpu_seconds: float | None = None) -> None:
         """The wall time of a call made with ``threads`` threads (and the calling thread's CPU time in it)."""
+        self.calls[threads] += 1
         if self.max_threads == 1 or threads not in self.times:
             return
         if threads == self.current:
