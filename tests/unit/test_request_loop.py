@@ -137,6 +137,23 @@ def test_request_wait_waits_for_its_run():
     np.testing.assert_array_equal(queue[0].results[0], want[0])
     assert queue.get_idle_request_id() in (0, 1)
     queue.wait_all()
+    assert queue[1].wait_for(0)  # never started: done
+
+
+def test_request_wait_for_times_out_while_its_run_waits(monkeypatch):
+    """A job held back (its hook blocks the only stream) is not done within a short wait_for, then is."""
+    import threading
+
+    cm = compiled(NUM_STREAMS=1)
+    release = threading.Event()
+    queue = ov.AsyncInferQueue(cm, 2)
+    queue.set_callback(lambda request, userdata: release.wait(10) if userdata == "first" else None)
+    queue.start_async({"image": images(1)[0]}, userdata="first")  # the stream waits in its callback
+    queue.start_async({"image": images(1)[0]}, userdata="second")  # queued behind it
+    assert not queue[1].wait_for(50)
+    release.set()
+    assert queue[1].wait_for(10_000)
+    queue.wait_all()
 
 
 @pytest.mark.parametrize("config", [{"PERF_COUNT": True}, {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1}])
@@ -182,3 +199,17 @@ def test_exit_with_jobs_in_flight_is_clean():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "started" in done.stdout
+
+
+def test_the_servers_queue_completes_every_future_through_the_loop():
+    """The server's queue needs a hook after every job (each completes a future): it gets one in the loop too."""
+    from vinerun.serving.servable import ServedVersion
+
+    cm = compiled()
+    feeds = images(12)
+    want = sync_results(cm, feeds)
+    served = ServedVersion("demo", 1, DEMO, cm, 4)
+    assert served.queue._loop is not None
+    futures = [served.submit({"image": image}) for image in feeds]
+    for future, expected in zip(futures, want, strict=True):
+        np.testing.assert_array_equal(future.result(timeout=30)[0], expected)

@@ -34,8 +34,9 @@ class IRequestLoop(Protocol):
         """Run a taken slot on ``inputs`` (model-input order), writing into ``outputs`` (model-output order;
         None: the hook runs it in Python); ``notify``: call the hook when it is done."""
 
-    def wait(self, slot: int = -1) -> None:
-        """Until ``slot`` (-1: every slot) is neither queued nor running."""
+    def wait(self, slot: int = -1, timeout: float | None = None) -> bool:
+        """Until ``slot`` (-1: every slot) is neither queued nor running, at most ``timeout`` seconds (None: no
+        limit); whether it is."""
 
     def failures(self) -> list[tuple[int, BaseException]]:
         """The slots whose run failed (and whose hook was not called) since the last call, with their errors."""

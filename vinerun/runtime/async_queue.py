@@ -59,7 +59,7 @@ class AsyncInferQueue:
         if self._loop is not None:
             weakref.finalize(self, self._loop.close)
             for i, request in enumerate(self._requests):
-                request._queue_wait = functools.partial(self._loop.wait, i)
+                request._queue_wait = functools.partial(self._loop.wait, i)  # (timeout) -> done
 
     def _make_hook(self, index: int) -> Callable[[BaseException | None], None]:
         def hook(error: BaseException | None) -> None:
@@ -67,15 +67,15 @@ class AsyncInferQueue:
         return hook
 
     def _job_done(self, index: int, error: BaseException | None) -> None:
-        error = self._report(index, error)
+        """A request's completion hook (the executor's path): the job is over, then the request is idle."""
+        self._finish_job(index, error)
         with self._cond:
-            if error is not None and not isinstance(error, RequestCancelledError):
-                self._errors.append(error)
             self._idle.append(index)
             self._cond.notify_all()
 
     def _loop_done(self, index: int, status: int) -> None:
-        """A request loop's hook, on its stream thread: run the job in Python where asked, then report it."""
+        """A request loop's hook, on its stream thread: run the job in Python where asked, then finish it (the
+        loop makes the slot idle after this returns)."""
         error = None
         try:
             self._requests[index]._finish_in_loop(status == RUN_IN_PYTHON)
@@ -83,10 +83,18 @@ class AsyncInferQueue:
             error = e
         if error is None and status not in (NOT_FAILED, RUN_IN_PYTHON):
             error = self._loop.error(status)  # type: ignore[union-attr] - only a loop calls this hook
+        self._finish_job(index, error)
+
+    def _finish_job(self, index: int, error: BaseException | None) -> None:
+        """After each job, on the stream's thread: the callback, and the error kept for ``wait_all``."""
         error = self._report(index, error)
         if error is not None:
             with self._cond:
                 self._errors.append(error)
+
+    def _hook_every_job(self) -> bool:
+        """Whether a request loop must call back after every job (else only after failed ones, at wait_all)."""
+        return self._callback is not None
 
     def _report(self, index: int, error: BaseException | None) -> BaseException | None:
         """Call the callback after a job (or log its error); the error wait_all is to raise, if any."""
@@ -129,7 +137,7 @@ class AsyncInferQueue:
         self._userdata[index] = userdata
         try:
             arrays, outputs = self._requests[index]._start_in_loop(inputs, share_inputs)
-            loop.submit(index, arrays, outputs, notify=self._callback is not None)
+            loop.submit(index, arrays, outputs, notify=self._hook_every_job())
         except BaseException:
             loop.release(index)
             raise

@@ -64,8 +64,9 @@ class InferRequest:
         self._tensors = RequestTensors(self._checks, compiled.outputs,
                                        bool(getattr(compiled._impl, "takes_device_tensors", False)))
         self._started: list[Any] = []  # the input arrays of the asynchronous run in flight
-        #: set by an AsyncInferQueue running this request in a device's request loop: waits for its run
-        self._queue_wait: Callable[[], None] | None = None
+        #: set by an AsyncInferQueue running this request in a device's request loop: waits for its run (at most
+        #: the seconds given, None: no limit) and says whether it is done
+        self._queue_wait: Callable[[float | None], bool] | None = None
         self._string_outputs = any(p.get_element_type() == Type.string for p in compiled.outputs)
 
     @property
@@ -173,12 +174,14 @@ class InferRequest:
         ``CallbackError`` (with the callback's exception as cause). The error stays until the next start.
         """
         if self._queue_wait is not None:
-            self._queue_wait()
+            self._queue_wait(None)
         if self._async is not None:
             self._async.wait()
 
     def wait_for(self, timeout: int) -> bool:
         """Wait at most ``timeout`` milliseconds; ``True`` if the inference is done (or none was started)."""
+        if self._queue_wait is not None and not self._queue_wait(timeout / 1e3):
+            return False
         if self._async is None:
             return True
         return self._async.wait_for(timeout / 1e3)

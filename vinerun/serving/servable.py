@@ -74,7 +74,10 @@ class _ServingQueue(AsyncInferQueue):
                     loop.call_soon_threadsafe(_wake, waiter)
                     break
 
-    def _job_done(self, index: int, error: BaseException | None) -> None:
+    def _hook_every_job(self) -> bool:
+        return True  # each job completes its future
+
+    def _finish_job(self, index: int, error: BaseException | None) -> None:
         future: concurrent.futures.Future = self._userdata[index]
         outputs: list[np.ndarray] = []
         try:
@@ -84,7 +87,6 @@ class _ServingQueue(AsyncInferQueue):
             error = e
         finally:
             self._userdata[index] = None
-            super()._job_done(index, None)
             self._release()  # the slot is free before the caller sees the result
         if error is None:
             future.set_result(outputs)

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef struct { int arg; void *memory; } exec_arg;                     /* dnnl_exec_arg_t */
 typedef int (*execute_fn)(void *primitive, void *stream, int nargs, const exec_arg *args);
@@ -324,25 +325,43 @@ static PyObject *loop_serve(PyObject *self, PyObject *const *args, Py_ssize_t na
     Py_RETURN_NONE;
 }
 
-/* loop_wait(loop, slot): wait without the GIL until the slot (-1: every slot) is neither queued nor running */
+/* loop_wait(loop, slot, timeout) -> bool: wait without the GIL until the slot (-1: every slot) is neither queued
+ * nor running, at most ``timeout`` seconds (negative: no limit); whether it is */
 static PyObject *loop_wait(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *capsule;
     int slot;
-    if (!PyArg_ParseTuple(args, "Oi", &capsule, &slot)) return NULL;
+    double timeout;
+    if (!PyArg_ParseTuple(args, "Oid", &capsule, &slot, &timeout)) return NULL;
     loop_t *lp = loop_of(capsule);
     if (lp == NULL) return NULL;
     if (slot >= lp->n_slots) {
         PyErr_Format(PyExc_IndexError, "request loop: no slot %d", slot);
         return NULL;
     }
+    int done;
     Py_BEGIN_ALLOW_THREADS
+    struct timespec until;
+    if (timeout >= 0) {
+        clock_gettime(CLOCK_REALTIME, &until);
+        double end = (double)until.tv_sec + until.tv_nsec * 1e-9 + timeout;
+        until.tv_sec = (time_t)end;
+        until.tv_nsec = (long)((end - (double)until.tv_sec) * 1e9);
+    }
     pthread_mutex_lock(&lp->lock);
-    while (slot < 0 ? lp->busy > 0 : lp->state[slot] == SLOT_QUEUED || lp->state[slot] == SLOT_RUNNING)
-        pthread_cond_wait(&lp->idle, &lp->lock);
+    for (;;) {
+        done = slot < 0 ? lp->busy == 0 : lp->state[slot] != SLOT_QUEUED && lp->state[slot] != SLOT_RUNNING;
+        if (done) break;
+        if (timeout < 0) {
+            pthread_cond_wait(&lp->idle, &lp->lock);
+        } else if (pthread_cond_timedwait(&lp->idle, &lp->lock, &until) != 0) {
+            done = slot < 0 ? lp->busy == 0 : lp->state[slot] != SLOT_QUEUED && lp->state[slot] != SLOT_RUNNING;
+            break;
+        }
+    }
     pthread_mutex_unlock(&lp->lock);
     Py_END_ALLOW_THREADS
-    Py_RETURN_NONE;
+    return PyBool_FromLong(done);
 }
 
 /* loop_failures(loop) -> [(slot, status)]: the native runs that failed since the last call */
@@ -402,7 +421,8 @@ static PyMethodDef methods[] = {
     {"loop_submit", loop_submit, METH_VARARGS, "loop_submit(loop, slot, addresses, kind): queue a taken slot"},
     {"loop_serve", (PyCFunction)(void (*)(void))loop_serve, METH_FASTCALL,
      "loop_serve(loop, execute, set_handle, stream, steps, n_steps, handles, n_handles, hook): serve until closed"},
-    {"loop_wait", loop_wait, METH_VARARGS, "loop_wait(loop, slot): until the slot (-1: all) is done"},
+    {"loop_wait", loop_wait, METH_VARARGS,
+     "loop_wait(loop, slot, timeout) -> bool: until the slot (-1: all) is done, at most timeout s (< 0: no limit)"},
     {"loop_failures", loop_failures, METH_O, "loop_failures(loop) -> [(slot, status)] since the last call"},
     {"loop_idle", loop_idle, METH_O, "loop_idle(loop) -> the number of idle slots"},
     {"loop_close", loop_close, METH_O, "loop_close(loop): serving threads return when the queue is empty"},

@@ -181,8 +181,8 @@ class NativeRequestLoop:
             arrays.append(a)
         return tuple(arrays)
 
-    def wait(self, slot: int = -1) -> None:
-        _steploop.loop_wait(self._loop, slot)
+    def wait(self, slot: int = -1, timeout: float | None = None) -> bool:
+        return _steploop.loop_wait(self._loop, slot, -1.0 if timeout is None else max(0.0, timeout))
 
     def failures(self) -> list[tuple[int, BaseException]]:
         return [(slot, self.error(status)) for slot, status in _steploop.loop_failures(self._loop)]
