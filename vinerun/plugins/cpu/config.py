@@ -8,6 +8,8 @@ model reports and what it computes in: bf16 lowers the heavy ops and their neigh
 
 from __future__ import annotations
 
+import sys
+
 from vinerun.ir.types import Type
 from vinerun.plugin_api.property_kinds import Bool, EnumOf, Float, Int, Precision, Str, Streams
 from vinerun.plugin_api.property_table import Prop, PropertyTable, PropertyValues
@@ -36,7 +38,8 @@ TUNABLE = [
     Prop("EXECUTION_MODE_HINT", EnumOf(hint.ExecutionMode), hint.ExecutionMode.PERFORMANCE,
          doc="ACCURACY: no precision lowering"),
     Prop("PERFORMANCE_HINT_NUM_REQUESTS", Int(0), 0, doc="cap on requests in flight for the hints; 0 = none"),
-    Prop("ENABLE_CPU_PINNING", Bool(), False, doc="bind each stream thread (and its OpenMP team) to its CPUs"),
+    Prop("ENABLE_CPU_PINNING", Bool(), sys.platform.startswith("linux"),
+         doc="bind each stream thread (and its OpenMP team) to its CPUs (default on Linux, as OpenVINO)"),
     Prop("ENABLE_HYPER_THREADING", Bool(), True, doc="use every hardware thread of a core (default: under the "
          "throughput hints only, as OpenVINO)"),
     Prop("SCHEDULING_CORE_TYPE", EnumOf(hint.SchedulingCoreType), hint.SchedulingCoreType.ANY_CORE),
