@@ -222,3 +222,32 @@ def test_int8_models_run_their_native_segments_without_python_fallbacks(monkeypa
     for _ in range(2):
         request.infer([np.random.default_rng(8).standard_normal((1, 16, 8, 8)).astype(np.float32)])
     assert not fallbacks
+
+
+@needs_dnnl
+def test_quantize_takes_a_layout_other_than_planned_on_onednn(monkeypatch):
+    """An input that arrives in another layout than the one planned (a head-split attention tensor guessed
+    channels-last) gets a reorder of its own, not the PyTorch path, and the same values."""
+    from onnx import TensorProto, helper
+
+    from vinerun.plugins.cpu.kernels import quantize
+
+    x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 8])
+    y_info = helper.make_tensor_value_info("y", TensorProto.UINT8, [1, 4, 6, 8])
+    scale = helper.make_tensor("s", TensorProto.FLOAT, [], [0.02])
+    zero = helper.make_tensor("z", TensorProto.UINT8, [], [128])
+    graph = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q")], "q",
+                              [x_info], [y_info], [scale, zero])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    compiled = ov.Core().compile_model(ov.Core().read_model(model.SerializeToString()), "CPU")
+    (step,) = [s for s in compiled._impl.plan.steps if s.node.type_name == "QuantizeLinear"]
+    x = np.random.default_rng(0).standard_normal((1, 4, 6, 8)).astype(np.float32)
+    want = step.kernel.fn([x])[0]
+
+    def no_pytorch(*args):
+        raise AssertionError("took the PyTorch path")
+
+    monkeypatch.setattr(quantize, "_torch_quantize", no_pytorch)
+    strided = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)  # channels-last, same values
+    np.testing.assert_array_equal(step.kernel.fn([strided])[0], want)
+    assert step.kernel.native([(strided.shape, strided.strides, strided.dtype)]) is not None  # also in a segment

@@ -13,7 +13,15 @@ import torch
 
 from vinerun.ir.core_ops import Constant
 from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._dnnl import ARG_DST, ARG_SRC, LAYOUT_TYPES, data_address, library, optimized_impl
+from vinerun.plugins.cpu.kernels._dnnl import (
+    ARG_DST,
+    ARG_SRC,
+    LAYOUT_TYPES,
+    PrimitiveCache,
+    data_address,
+    library,
+    optimized_impl,
+)
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
 from vinerun.plugins.cpu.kernels._layout import strided_torch
 from vinerun.plugins.cpu.kernels._native import (
@@ -32,6 +40,9 @@ from vinerun.transformations.low_precision.params import (
     activation_params,
     channel_params,
 )
+
+#: input layouts past the planned one a node makes reorders for (then the PyTorch path)
+LAYOUTS = 3
 
 
 def _torch_quantize(x: np.ndarray, q: Quantization) -> np.ndarray:
@@ -72,20 +83,37 @@ def _reorder_kernel(node: Any, q: Quantization | ChannelQuantization, quantize: 
     impl = optimized_impl(reorder, torch.get_num_threads())
     if impl is None:
         return None
+
+    def make(layout: ValueLayout) -> Reorder | None:
+        """The reorder from another layout the input arrives in (a guess of channels-last that was wrong: a
+        head-split attention tensor), as long as oneDNN can read it (positive element strides)."""
+        shape, strides, dtype = layout
+        if shape != dims or dtype != src_dt or any(st <= 0 or st % dtype.itemsize for st in strides):
+            return None
+        return Reorder(lib, element_layout(layout), element_layout(out.value), **attrs)
+
+    reorders = PrimitiveCache(make, LAYOUTS)
     threads = torch.get_num_threads
     fallback = _torch_quantize if quantize else _torch_dequantize
 
     def run(inputs: list) -> list:
         x = inputs[0]
-        if (x.shape, x.strides, x.dtype) != src:
+        layout = (x.shape, x.strides, x.dtype)
+        op = reorder if layout == src else reorders.get(layout) if isinstance(x, np.ndarray) else None
+        if op is None:
             return [fallback(x, q) if isinstance(q, Quantization) else node.evaluate(inputs)[0]]
         y = out.empty()
-        reorder(threads(), data_address(x), data_address(y))
+        op(threads(), data_address(x), data_address(y))
         return [y]
 
+    def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
+        layout = layouts[0] or src
+        op = reorder if layout == src else reorders.get(layout)
+        return None if op is None else NativeStep(op, lambda t: t, [Buffer(False, 0, layout),
+                                                                    Buffer(True, 0, out.value)])
+
     kernel = Kernel(run, "onednn_quantize" if quantize else "onednn_dequantize")
-    step = NativeStep(reorder, lambda t: t, [Buffer(False, 0, src), Buffer(True, 0, out.value)])
-    kernel.native = lambda layouts: step if layouts[0] in (None, src) else None
+    kernel.native = native
     kernel.impl = impl
     return kernel
 
