@@ -160,12 +160,38 @@ def test_compiled_loop_contract():
     if steploop is None:
         pytest.skip("vinerun was installed without a C compiler: the ctypes loop runs")
     assert steploop.run(0, 0, 0, 0, 0, 0, 0, ()) == -1  # nothing to run
-    handle = (native_segment._HandleEntry * 1)(native_segment._HandleEntry(0, 3))  # buffer 3 of a 1-tuple
+    handle = (native_segment.HandleEntry * 1)(native_segment.HandleEntry(0, 3))  # buffer 3 of a 1-tuple
     assert steploop.run(0, 0, 0, 0, 0, ctypes.addressof(handle), 1, (0,)) == -2  # refused, nothing called
     with pytest.raises(TypeError):
         steploop.run(0, 0, 0, 0, 0, 0, 0, [])
     with pytest.raises(TypeError):
         steploop.run(0, 0, 0, 0, 0, 0, 0, ("not a buffer",))
+
+
+def test_request_loop_contract():
+    """The C request loop refuses what would corrupt it: a slot not taken, a wrong buffer count, a bad slot."""
+    steploop = native_segment._steploop
+    if steploop is None:
+        pytest.skip("vinerun was installed without a C compiler")
+    with pytest.raises(ValueError):
+        steploop.loop_new(0, 1)
+    loop = steploop.loop_new(2, 1)
+    with pytest.raises(RuntimeError, match="not taken"):
+        steploop.loop_submit(loop, 0, (0,), 0)
+    assert steploop.loop_idle(loop) == 2 and steploop.loop_wait(loop, -1, 0.0)
+    slot = steploop.loop_take(loop)
+    assert slot == 0 and steploop.loop_idle(loop) == 1
+    with pytest.raises(ValueError, match="1 buffers expected"):
+        steploop.loop_submit(loop, slot, (0, 0), 0)
+    steploop.loop_release(loop, slot)
+    assert steploop.loop_take(loop) == 1  # the slot idle longest first
+    with pytest.raises(IndexError):
+        steploop.loop_wait(loop, 5, 0.0)
+    assert steploop.loop_failures(loop) == []
+    steploop.loop_close(loop)
+    slot = steploop.loop_take(loop)
+    with pytest.raises(RuntimeError, match="closed"):
+        steploop.loop_submit(loop, slot, (0,), 0)
 
 
 def test_compiled_address_reader_is_numpys_data_pointer():
@@ -184,6 +210,6 @@ def test_compiled_address_reader_is_numpys_data_pointer():
 def test_a_failed_primitive_names_its_node(monkeypatch):
     plan = plan_of(conv_chain(3, pool=True))
     (seg,) = segments(plan)
-    monkeypatch.setattr(native_segment._Instance, "run", lambda self, addresses: 1)  # as if step 1 failed
+    monkeypatch.setattr(native_segment.SegmentInstance, "run", lambda self, addresses: 1)  # as if step 1 failed
     with pytest.raises(InferenceError, match=rf"'{seg.steps[1].node.friendly_name}'.*oneDNN execution failed"):
         plan.run([rand([1, 8, 12, 12])])

@@ -38,12 +38,12 @@ except ImportError:  # built without a C compiler: the ctypes loop
 ALIGN = 64  # bytes: oneDNN's preferred alignment
 
 
-class _StepEntry(ctypes.Structure):
+class StepEntry(ctypes.Structure):
     _fields_ = [("execute", ctypes.c_void_p), ("primitive", ctypes.c_void_p), ("nargs", ctypes.c_int64),
                 ("args", ctypes.c_void_p)]
 
 
-class _HandleEntry(ctypes.Structure):
+class HandleEntry(ctypes.Structure):
     _fields_ = [("memory", ctypes.c_void_p), ("buffer", ctypes.c_int64), ("offset", ctypes.c_int64)]
 
 
@@ -88,7 +88,7 @@ class _CopyIn:
     def __init__(self, x: np.ndarray, layout: ValueLayout):
         self.dims, self.back = permutation(layout)  # type: ignore[misc] - segments take only such input layouts
         self.dtype = layout[2]
-        self.reorder = _reorder(x, layout)
+        self.reorder = input_reorder(x, layout)
 
     def __call__(self, a: np.ndarray) -> np.ndarray:
         y = np.empty(self.dims, self.dtype).transpose(self.back)
@@ -103,7 +103,7 @@ class _CopyIn:
         return y
 
 
-def _reorder(x: np.ndarray, layout: ValueLayout) -> Reorder | None:
+def input_reorder(x: np.ndarray, layout: ValueLayout) -> Reorder | None:
     """A oneDNN reorder from ``x``'s layout to ``layout`` (same dtype), or None where oneDNN has no fast one."""
     dt = LAYOUT_TYPES.get(x.dtype.name)
     lib = library()
@@ -131,15 +131,15 @@ class Segment:
         unique = {id(g): g for g in groups.values()}.values()
         inputs = sorted((g for g in unique if g.kind == "input"), key=lambda g: g.runtime)
         self.ins = [g.root for g in inputs]
-        self._in_layouts = [layouts[s] for s in self.ins]
+        self.in_layouts = [layouts[s] for s in self.ins]
         self._fresh = sorted((g for g in unique if g.kind == "fresh"), key=lambda g: g.runtime)
-        self._fresh_shapes = [(permutation(layouts[g.root])[0], layouts[g.root][2]) for g in self._fresh]  # type: ignore[index]
+        self.fresh_shapes = [(permutation(layouts[g.root])[0], layouts[g.root][2]) for g in self._fresh]  # type: ignore[index]
         self._fresh_index = {id(g): i for i, g in enumerate(self._fresh)}
         # each output: its group's index among the fresh ones, and its shape, byte strides and offset there
-        self._out_views = []
+        self.out_views = []
         for s in outs:
             shape, strides, dtype = layouts[s]
-            self._out_views.append((self._fresh_index[id(groups[s])], shape, strides, groups[s].offsets.get(s, 0),
+            self.out_views.append((self._fresh_index[id(groups[s])], shape, strides, groups[s].offsets.get(s, 0),
                                     dtype))
         self._local = threading.local()
         self._copiers: dict[tuple, _CopyIn] = {}  # (input index, its strides) -> its copy-in
@@ -152,24 +152,24 @@ class Segment:
 
     def __call__(self, inputs: list[Any]) -> list[Any]:
         addresses = []
-        for k, (x, (shape, strides, dtype)) in enumerate(zip(inputs, self._in_layouts, strict=True)):
+        for k, (x, (shape, strides, dtype)) in enumerate(zip(inputs, self.in_layouts, strict=True)):
             if not isinstance(x, np.ndarray) or x.shape != shape or x.dtype != dtype:
                 return self._python(inputs)
             if x.strides != strides:  # e.g. an NCHW model input to a channels-last segment: copied in
                 copy = self._copiers.get((k, x.strides))
                 if copy is None:
-                    copy = self._copiers[(k, x.strides)] = _CopyIn(x, self._in_layouts[k])
+                    copy = self._copiers[(k, x.strides)] = _CopyIn(x, self.in_layouts[k])
                 x = inputs[k] = copy(x)
             addresses.append(x)
-        fresh = [np.empty(dims, dtype) for dims, dtype in self._fresh_shapes]
-        failed = self._instance().run((*addresses, *fresh))
+        fresh = [np.empty(dims, dtype) for dims, dtype in self.fresh_shapes]
+        failed = self.instance().run((*addresses, *fresh))
         if failed != -1:
             node = self.steps[failed].node if failed >= 0 else self.steps[0].node
             raise SegmentError(node, DnnlError("oneDNN execution failed" if failed >= 0
                                                else "oneDNN: pointing a buffer at a run's array failed"))
         # a member may have another type than its buffer's root (a u8 sum written over an s8 residual)
         return [np.ndarray(shape, dtype, a, offset, strides) if (a := fresh[g]).strides != strides or offset
-                or a.shape != shape or a.dtype != dtype else a for g, shape, strides, offset, dtype in self._out_views]
+                or a.shape != shape or a.dtype != dtype else a for g, shape, strides, offset, dtype in self.out_views]
 
     def _python(self, inputs: list[Any]) -> list[Any]:
         """The steps' own kernels (an input of another dtype or shape than planned, or not an array)."""
@@ -182,20 +182,21 @@ class Segment:
             values.update(zip(st.outs, outs, strict=False))
         return [values[s] for s in self.outs]
 
-    def _instance(self) -> _Instance:
+    def instance(self) -> SegmentInstance:
         threads = torch.get_num_threads()
         instances = getattr(self._local, "by_threads", None)
         if instances is None:
             instances = self._local.by_threads = {}
         inst = instances.get(threads)
         if inst is None:
-            inst = instances[threads] = _Instance(self, threads)
+            inst = instances[threads] = SegmentInstance(self, threads)
         return inst
 
 
-class _Instance:
+class SegmentInstance:
     """A segment on one thread at one thread count: its arena, its primitives' memory objects pointed there,
-    the step and handle tables the native loop reads."""
+    the step and handle tables the native loop reads (``steps``, ``py_handles``: (memory, run buffer, offset);
+    ``args``: the table arguments of ``_steploop.run``, which the request loop also serves from)."""
 
     def __init__(self, seg: Segment, threads: int):
         lib = library()
@@ -219,17 +220,17 @@ class _Instance:
                 else:
                     handles.append((mem.value, g.runtime, offset))
             steps.append((b.execute, b.primitive.value, len(b.args), ctypes.addressof(b.args), st))
-        self._steps = (_StepEntry * len(steps))(*[_StepEntry(*entry[:4]) for entry in steps])
-        self._handles = (_HandleEntry * len(handles))(*[_HandleEntry(*h) for h in handles])
+        self.steps = (StepEntry * len(steps))(*[StepEntry(*entry[:4]) for entry in steps])
+        self._handles = (HandleEntry * len(handles))(*[HandleEntry(*h) for h in handles])
         self._stream = lib.stream().value
         fns = lib.lib
         self._execute, self._set_handle = fns.dnnl_primitive_execute, set_handle
         address = ctypes.cast
-        self._args = (address(fns.dnnl_primitive_execute, ctypes.c_void_p).value,
+        self.args = (address(fns.dnnl_primitive_execute, ctypes.c_void_p).value,
                       address(set_handle, ctypes.c_void_p).value, self._stream,
-                      ctypes.addressof(self._steps), len(steps), ctypes.addressof(self._handles), len(handles))
+                      ctypes.addressof(self.steps), len(steps), ctypes.addressof(self._handles), len(handles))
         self._py_steps = [(EXECUTE(e) if e else self._execute, p, n, a) for e, p, n, a, _ in steps]
-        self._py_handles = handles
+        self.py_handles = handles
         # a failed step's index in the segment's steps (views are not in the table)
         self._index = [seg.steps.index(s[4]) for s in steps]
 
@@ -238,14 +239,14 @@ class _Instance:
 
         ``addresses``: the per-run buffers, arrays (the C loop reads their data pointers) or addresses."""
         if _steploop is not None:
-            failed = _steploop.run(*self._args, addresses)
+            failed = _steploop.run(*self.args, addresses)
         else:
             failed = self._run_ctypes(addresses)
         return failed if failed < 0 else self._index[failed]
 
     def _run_ctypes(self, buffers: tuple[Any, ...]) -> int:
         addresses = [b if isinstance(b, int) else b.ctypes.data for b in buffers]
-        for mem, buffer, offset in self._py_handles:
+        for mem, buffer, offset in self.py_handles:
             if self._set_handle(mem, addresses[buffer] + offset):
                 return -2
         stream = self._stream

@@ -32,7 +32,7 @@ from vinerun.plugin_api.request_loop import Hook
 from vinerun.plugins.cpu.kernels._dnnl import DnnlError, library
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder
 from vinerun.plugins.cpu.kernels._native import dense_value
-from vinerun.plugins.cpu.native_segment import Segment, _HandleEntry, _reorder, _StepEntry, permutation
+from vinerun.plugins.cpu.native_segment import HandleEntry, Segment, StepEntry, input_reorder, permutation
 from vinerun.plugins.cpu.streams import start_stream_thread
 
 try:
@@ -55,11 +55,11 @@ class _Layout:
 
     def __init__(self, seg: Segment, input_of: list[int], reorders: list[Reorder | None], output_of: list[int]):
         self.seg, self.input_of, self.reorders, self.output_of = seg, input_of, reorders, output_of
-        self.inputs = [(shape, dtype) for shape, _, dtype in seg._in_layouts]
-        self.outputs = [(shape, dtype) for shape, dtype in seg._fresh_shapes]
+        self.inputs = [(shape, dtype) for shape, _, dtype in seg.in_layouts]
+        self.outputs = [(shape, dtype) for shape, dtype in seg.fresh_shapes]
         self.count = len(input_of) + len(output_of)
         self.n_reorders = sum(r is not None for r in reorders)
-        # the failed step's index in the segment's steps (the native tables skip views), as _Instance reads it
+        # the failed step's index in the segment's steps (the native tables skip views), as SegmentInstance reads it
         self.step_index = [i for i, native in enumerate(seg.natives) if native.primitive is not None]
 
 
@@ -76,18 +76,18 @@ def whole_plan_layout(compiled: CPUCompiledModel) -> _Layout | None:
     if any(s not in plan.input_slots for s in seg.ins):
         return None
     reorders: list[Reorder | None] = []
-    for shape, strides, dtype in seg._in_layouts:
+    for shape, strides, dtype in seg.in_layouts:
         dense = np.empty(shape, dtype)
         if strides == dense.strides:
             reorders.append(None)
             continue
-        reorder = _reorder(dense, (shape, strides, dtype)) if permutation((shape, strides, dtype)) else None
+        reorder = input_reorder(dense, (shape, strides, dtype)) if permutation((shape, strides, dtype)) else None
         if reorder is None:
             return None
         reorders.append(reorder)
-    output_of = [-1] * len(seg._fresh_shapes)
-    for j, (group, shape, strides, offset, dtype) in enumerate(seg._out_views):
-        dims, buffer_dtype = seg._fresh_shapes[group]
+    output_of = [-1] * len(seg.fresh_shapes)
+    for j, (group, shape, strides, offset, dtype) in enumerate(seg.out_views):
+        dims, buffer_dtype = seg.fresh_shapes[group]
         if (output_of[group] != -1 or offset or dims != shape or dtype != buffer_dtype
                 or strides != dense_value(shape, dtype)[1]):
             return None
@@ -105,13 +105,13 @@ class _ThreadTables:
         lib = library()
         assert lib is not None  # segments exist only with the binding
         set_handle = lib.lib.dnnl_memory_set_data_handle
-        handles = list(instance._py_handles)  # (memory, runtime buffer, offset)
-        first: list[_StepEntry] = []
+        handles = list(instance.py_handles)  # (memory, runtime buffer, offset)
+        first: list[StepEntry] = []
         self._keep: list[Any] = [instance]
         for position, reorder in enumerate(layout.reorders):
             if reorder is None:
                 continue
-            shape, strides, dtype = layout.seg._in_layouts[position]
+            shape, strides, dtype = layout.seg.in_layouts[position]
             staging = np.empty(permutation((shape, strides, dtype))[0], dtype)  # type: ignore[index]
             binding = reorder.binding(1)
             source, target = binding.memories
@@ -119,13 +119,13 @@ class _ThreadTables:
             for memory, _, offset in [h for h in handles if h[1] == position]:
                 lib.check(set_handle(memory, staging.ctypes.data + offset), "memory_set_data_handle")
             handles = [h for h in handles if h[1] != position] + [(source.value, position, 0)]
-            first.append(_StepEntry(binding.execute, binding.primitive.value, len(binding.args),
+            first.append(StepEntry(binding.execute, binding.primitive.value, len(binding.args),
                                     ctypes.addressof(binding.args)))
             self._keep += [binding, staging]
-        steps = first + list(instance._steps)
-        self._steps = (_StepEntry * len(steps))(*steps)
-        self._handles = (_HandleEntry * len(handles))(*[_HandleEntry(*h) for h in handles])
-        execute, handle, stream = instance._args[:3]
+        steps = first + list(instance.steps)
+        self._steps = (StepEntry * len(steps))(*steps)
+        self._handles = (HandleEntry * len(handles))(*[HandleEntry(*h) for h in handles])
+        execute, handle, stream = instance.args[:3]
         self.args = (execute, handle, stream, ctypes.addressof(self._steps), len(steps),
                      ctypes.addressof(self._handles), len(handles))
 
@@ -149,7 +149,7 @@ class NativeRequestLoop:
     def _serve(self, cpus: list[int], hook: Hook) -> None:
         start_stream_thread(1, cpus, shared=False)
         # this thread's buffers, memory objects and oneDNN stream
-        tables = _ThreadTables(self._layout, self._layout.seg._instance())
+        tables = _ThreadTables(self._layout, self._layout.seg.instance())
         _steploop.loop_serve(self._loop, *tables.args, hook)
 
     def take(self) -> int:
