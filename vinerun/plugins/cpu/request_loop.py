@@ -3,17 +3,18 @@
 Why: a request through the Python executor holds the GIL for ~40 us (the queue, the async request's stages,
 the plan, the outputs) around ~20 us of native work for a small CNN. With 16 streams on 16 cores that Python is
 what limits the rate, and worse, every GIL hand-over between 17 threads costs a wake-up: the bundled demo
-model made 5,700 requests/s on the 16-core Xeon where openvino made 15,600. Here a stream thread waits in C
-(``_steploop.loop_serve``), takes the next queued slot and runs the model's native segment on that slot's input
-and output arrays; the Python per request is only the submitting thread's (put the inputs, submit).
+model made 5,700 requests/s on the 16-core Xeon where openvino made 15,600 (70,900 with this loop). Here a
+stream thread waits in C (``_steploop.loop_serve``), takes the next queued slot and runs the model's native
+segment on that slot's input and output arrays; the Python per request is only the submitting thread's (put the
+inputs, submit).
 
 A model qualifies when its plan is one native segment that reads the model's inputs (C-contiguous, in the
 input's element type; an input the segment wants in another layout, e.g. an NCHW image for a channels-last
 convolution, is reordered by a oneDNN reorder the stream thread runs first, into a buffer of its own) and writes
-each output whole into one dense array, with one thread per stream
-(streams of several threads share their threads between models: see :func:`.streams.stream_executor`) and
-without ``PERF_COUNT``. A job whose arrays do not fit (an input of another shape, an output tensor the user set
-in another layout) runs through the request in Python on the same stream thread (the hook's ``RUN_IN_PYTHON``).
+each output whole into one dense array, with one thread per stream (streams of several threads share their
+threads between models: see :func:`.streams.stream_executor`) and without ``PERF_COUNT``. A job whose arrays do
+not fit (an input of another shape, an output tensor the user set in another layout) runs through the request in
+Python on the same stream thread (the hook's ``RUN_IN_PYTHON``).
 """
 
 from __future__ import annotations
