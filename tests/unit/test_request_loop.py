@@ -213,3 +213,23 @@ def test_the_servers_queue_completes_every_future_through_the_loop():
     futures = [served.submit({"image": image}) for image in feeds]
     for future, expected in zip(futures, want, strict=True):
         np.testing.assert_array_equal(future.result(timeout=30)[0], expected)
+
+
+def test_latency_of_a_run_in_the_loop():
+    """Each request reports its last run's duration (submission to the end of the run), with or without a
+    callback; a sync infer on the same request then reports its own."""
+    cm = compiled()
+    queue = ov.AsyncInferQueue(cm, 2)
+    seen = []
+    queue.set_callback(lambda request, userdata: seen.append(request.latency))
+    queue.start_async({"image": images(1)[0]})
+    queue.wait_all()
+    assert len(seen) == 1 and seen[0] > 0
+    plain = ov.AsyncInferQueue(cm, 1)
+    assert plain[0].latency == 0.0
+    plain.start_async({"image": images(1)[0]})
+    plain.wait_all()
+    looped = plain[0].latency
+    assert looped > 0
+    plain[0].infer({"image": images(1)[0]})
+    assert plain[0].latency > 0 and plain[0].latency != looped

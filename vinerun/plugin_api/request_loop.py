@@ -44,6 +44,9 @@ class IRequestLoop(Protocol):
     def error(self, status: int) -> BaseException:
         """The error of a run that ended with ``status`` (neither ``NOT_FAILED`` nor ``RUN_IN_PYTHON``)."""
 
+    def latency(self, slot: int) -> float:
+        """Milliseconds from the slot's last submission to the end of its run."""
+
     def idle(self) -> int:
         """How many slots are idle."""
 

@@ -60,6 +60,7 @@ class AsyncInferQueue:
             weakref.finalize(self, self._loop.close)
             for i, request in enumerate(self._requests):
                 request._queue_wait = functools.partial(self._loop.wait, i)  # (timeout) -> done
+                request._queue_latency = functools.partial(self._loop.latency, i)
 
     def _make_hook(self, index: int) -> Callable[[BaseException | None], None]:
         def hook(error: BaseException | None) -> None:

@@ -67,6 +67,9 @@ class InferRequest:
         #: set by an AsyncInferQueue running this request in a device's request loop: waits for its run (at most
         #: the seconds given, None: no limit) and says whether it is done
         self._queue_wait: Callable[[float | None], bool] | None = None
+        #: and the duration of its last run there (``latency`` reads it while ``_latency_in_loop``)
+        self._queue_latency: Callable[[], float] | None = None
+        self._latency_in_loop = False
         self._string_outputs = any(p.get_element_type() == Type.string for p in compiled.outputs)
 
     @property
@@ -106,6 +109,7 @@ class InferRequest:
         t0 = time.perf_counter()
         outs = self._impl.infer(arrays)
         self._latency_ms = (time.perf_counter() - t0) * 1e3
+        self._latency_in_loop = False
         values = self._tensors.store_outputs(outs, arrays, share_outputs)
         if self._string_outputs:
             values = _strings_decoded(self.model_outputs, values, decode_strings)
@@ -132,6 +136,7 @@ class InferRequest:
             self._async.on_complete = self._on_complete
         self._started = arrays
         self._t0 = time.perf_counter()
+        self._latency_in_loop = False
         self._async.start_async(arrays)
 
     def _start_in_loop(self, inputs: Any, share_inputs: bool) -> tuple[list[Any], list[np.ndarray] | None]:
@@ -141,13 +146,15 @@ class InferRequest:
         self._tensors.put(inputs, share_inputs)
         self._started = self._tensors.input_arrays()
         self._t0 = time.perf_counter()
+        self._latency_in_loop = True
         return self._started, self._tensors.output_buffers()
 
     def _finish_in_loop(self, run: bool) -> None:
         """After a request loop's run (``run``: do it here, through the device's sync request, first)."""
-        if run:
+        if run:  # the loop measured only the wait: the run is this one
             self._tensors.store_outputs(self._impl.infer(self._started), self._started, None)
-        self._latency_ms = (time.perf_counter() - self._t0) * 1e3
+            self._latency_ms = (time.perf_counter() - self._t0) * 1e3
+            self._latency_in_loop = False
         self._started = []
 
     def _on_complete(self, error: BaseException | None) -> None:
@@ -214,6 +221,8 @@ class InferRequest:
     @property
     def latency(self) -> float:
         """Duration of the last inference in milliseconds."""
+        if self._latency_in_loop and self._queue_latency is not None:
+            return self._queue_latency()
         return self._latency_ms
 
     # --- tensors -----------------------------------------------------------------------

@@ -141,11 +141,13 @@ typedef struct {
     void **addresses;                         /* n_slots x n_addresses */
     int *state, *kind, *queue, *idle_ring;
     long *failed;                             /* each slot's unreported failure (NOT_FAILED if none) */
+    double *submitted, *latency;              /* each slot's last submission (s) and its run's duration (ms) */
     int head, count, idle_head, idle_count;
 } loop_t;
 
 static void loop_destroy(loop_t *lp) {
     free(lp->addresses); free(lp->state); free(lp->kind); free(lp->queue); free(lp->idle_ring); free(lp->failed);
+    free(lp->submitted); free(lp->latency);
     free(lp);
 }
 
@@ -156,6 +158,12 @@ static void loop_free(PyObject *capsule) {  /* the capsule's destructor: no thre
     pthread_cond_destroy(&lp->work);
     pthread_cond_destroy(&lp->idle);
     loop_destroy(lp);
+}
+
+static double seconds_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 static loop_t *loop_of(PyObject *capsule) { return PyCapsule_GetPointer(capsule, "vinerun.request_loop"); }
@@ -179,7 +187,10 @@ static PyObject *loop_new(PyObject *self, PyObject *args) {
     lp->queue = calloc((size_t)n_slots, sizeof(int));
     lp->idle_ring = calloc((size_t)n_slots, sizeof(int));
     lp->failed = calloc((size_t)n_slots, sizeof(long));
-    if (!lp->addresses || !lp->state || !lp->kind || !lp->queue || !lp->idle_ring || !lp->failed) {
+    lp->submitted = calloc((size_t)n_slots, sizeof(double));
+    lp->latency = calloc((size_t)n_slots, sizeof(double));
+    if (!lp->addresses || !lp->state || !lp->kind || !lp->queue || !lp->idle_ring || !lp->failed || !lp->submitted ||
+        !lp->latency) {
         loop_destroy(lp);
         return PyErr_NoMemory();
     }
@@ -272,6 +283,7 @@ static PyObject *loop_submit(PyObject *self, PyObject *args) {
         return NULL;
     }
     lp->kind[slot] = kind;
+    lp->submitted[slot] = seconds_now();
     lp->state[slot] = SLOT_QUEUED;
     lp->queue[(lp->head + lp->count) % lp->n_slots] = slot;
     lp->count++;
@@ -307,6 +319,7 @@ static PyObject *loop_serve(PyObject *self, PyObject *const *args, Py_ssize_t na
         long status = kind == JOB_PYTHON
             ? RUN_IN_PYTHON : run_segment(&seg, lp->addresses + (size_t)slot * (size_t)lp->n_addresses,
                                           lp->n_addresses);
+        lp->latency[slot] = (seconds_now() - lp->submitted[slot]) * 1e3;  /* a callback may read it */
         if (kind != JOB_NATIVE) {  /* the hook reports (or runs) it, with the GIL */
             Py_BLOCK_THREADS
             PyObject *r = PyObject_CallFunction(hook, "il", slot, status);
@@ -388,6 +401,24 @@ static PyObject *loop_failures(PyObject *self, PyObject *capsule) {
     return out;
 }
 
+/* loop_latency(loop, slot) -> float: milliseconds from the slot's last submission to the end of its run */
+static PyObject *loop_latency(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *capsule;
+    int slot;
+    if (!PyArg_ParseTuple(args, "Oi", &capsule, &slot)) return NULL;
+    loop_t *lp = loop_of(capsule);
+    if (lp == NULL) return NULL;
+    if (slot < 0 || slot >= lp->n_slots) {
+        PyErr_Format(PyExc_IndexError, "request loop: no slot %d", slot);
+        return NULL;
+    }
+    pthread_mutex_lock(&lp->lock);
+    double ms = lp->latency[slot];
+    pthread_mutex_unlock(&lp->lock);
+    return PyFloat_FromDouble(ms);
+}
+
 /* loop_idle(loop) -> int: how many slots are idle */
 static PyObject *loop_idle(PyObject *self, PyObject *capsule) {
     (void)self;
@@ -425,6 +456,7 @@ static PyMethodDef methods[] = {
      "loop_wait(loop, slot, timeout) -> bool: until the slot (-1: all) is done, at most timeout s (< 0: no limit)"},
     {"loop_failures", loop_failures, METH_O, "loop_failures(loop) -> [(slot, status)] since the last call"},
     {"loop_idle", loop_idle, METH_O, "loop_idle(loop) -> the number of idle slots"},
+    {"loop_latency", loop_latency, METH_VARARGS, "loop_latency(loop, slot) -> ms of the slot's last run"},
     {"loop_close", loop_close, METH_O, "loop_close(loop): serving threads return when the queue is empty"},
     {NULL, NULL, 0, NULL},
 };

@@ -197,6 +197,9 @@ class NativeRequestLoop:
         what = "reordering an input" if status >= 0 else "pointing a buffer at a run's array"
         return node_error(lay.seg.node, DnnlError(f"oneDNN: {what} failed"))
 
+    def latency(self, slot: int) -> float:
+        return _steploop.loop_latency(self._loop, slot)
+
     def idle(self) -> int:
         return _steploop.loop_idle(self._loop)
 
