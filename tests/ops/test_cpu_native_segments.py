@@ -194,6 +194,37 @@ def test_request_loop_contract():
         steploop.loop_submit(loop, slot, (0,), 0)
 
 
+def test_request_loop_serves_reports_failures_and_calls_back():
+    """A serving thread runs queued slots: a failing step is kept for ``loop_failures`` (no hook), or handed to the
+    hook (``notify``); a Python job goes to the hook as RUN_IN_PYTHON (-3); closing ends the thread."""
+    import threading
+
+    from vinerun.plugins.cpu.kernels._dnnl import EXECUTE
+
+    steploop = native_segment._steploop
+    if steploop is None:
+        pytest.skip("vinerun was installed without a C compiler")
+    ran = []
+    failing = EXECUTE(lambda primitive, stream, nargs, args: ran.append(primitive) or 7)  # ctypes takes the GIL
+    steps = (native_segment.StepEntry * 1)(native_segment.StepEntry(ctypes.cast(failing, ctypes.c_void_p).value,
+                                                                     42, 0, 0))
+    loop = steploop.loop_new(2, 0)
+    hooked = []
+    server = threading.Thread(target=steploop.loop_serve, daemon=True, args=(
+        loop, 0, 0, 0, ctypes.addressof(steps), 1, 0, 0, lambda slot, status: hooked.append((slot, status))))
+    server.start()
+    for kind in (0, 1, 2):  # native, native with the hook, Python
+        steploop.loop_submit(loop, steploop.loop_take(loop), (), kind)
+        assert steploop.loop_wait(loop, -1, 10.0)
+    assert ran == [42, 42]
+    assert steploop.loop_failures(loop) == [(0, 0)]  # slot 0, step 0; the hooked failure is not repeated
+    assert hooked == [(1, 0), (0, -3)]
+    assert steploop.loop_latency(loop, 0) >= 0.0
+    steploop.loop_close(loop)
+    server.join(10)
+    assert not server.is_alive()
+
+
 def test_compiled_address_reader_is_numpys_data_pointer():
     steploop = native_segment._steploop
     if steploop is None:

@@ -140,7 +140,7 @@ typedef struct {
     int n_slots, n_addresses, closed, busy;  /* busy: slots queued or running */
     void **addresses;                         /* n_slots x n_addresses */
     int *state, *kind, *queue, *idle_ring;
-    long *failed;                             /* each slot's unreported failure (NOT_FAILED if none) */
+    long *failed;                             /* each slot's first unreported failure (NOT_FAILED if none) */
     double *submitted, *latency;              /* each slot's last submission (s) and its run's duration (ms) */
     int head, count, idle_head, idle_count;
 } loop_t;
@@ -329,7 +329,8 @@ static PyObject *loop_serve(PyObject *self, PyObject *const *args, Py_ssize_t na
             status = NOT_FAILED;
         }
         pthread_mutex_lock(&lp->lock);
-        lp->failed[slot] = status;
+        /* a failure stays until loop_failures reads it, whatever the slot runs next */
+        if (status != NOT_FAILED && lp->failed[slot] == NOT_FAILED) lp->failed[slot] = status;
         lp->busy--;
         make_idle(lp, slot);
     }
@@ -377,27 +378,28 @@ static PyObject *loop_wait(PyObject *self, PyObject *args) {
     return PyBool_FromLong(done);
 }
 
-/* loop_failures(loop) -> [(slot, status)]: the native runs that failed since the last call */
+/* loop_failures(loop) -> [(slot, status)]: the native runs that failed since the last call (taken under the lock,
+ * made into Python objects after it: no Python code, a finalizer included, runs while the lock is held) */
 static PyObject *loop_failures(PyObject *self, PyObject *capsule) {
     (void)self;
     loop_t *lp = loop_of(capsule);
     if (lp == NULL) return NULL;
-    PyObject *out = PyList_New(0);
-    if (out == NULL) return NULL;
+    long *taken = PyMem_Malloc(sizeof(long) * (size_t)lp->n_slots);
+    if (taken == NULL) return PyErr_NoMemory();
     pthread_mutex_lock(&lp->lock);
     for (int i = 0; i < lp->n_slots; i++) {
-        if (lp->failed[i] == NOT_FAILED) continue;
-        PyObject *pair = Py_BuildValue("(il)", i, lp->failed[i]);
-        if (pair == NULL || PyList_Append(out, pair) != 0) {
-            Py_XDECREF(pair);
-            pthread_mutex_unlock(&lp->lock);
-            Py_DECREF(out);
-            return NULL;
-        }
-        Py_DECREF(pair);
+        taken[i] = lp->failed[i];
         lp->failed[i] = NOT_FAILED;
     }
     pthread_mutex_unlock(&lp->lock);
+    PyObject *out = PyList_New(0);
+    for (int i = 0; out != NULL && i < lp->n_slots; i++) {
+        if (taken[i] == NOT_FAILED) continue;
+        PyObject *pair = Py_BuildValue("(il)", i, taken[i]);
+        if (pair == NULL || PyList_Append(out, pair) != 0) Py_CLEAR(out);
+        Py_XDECREF(pair);
+    }
+    PyMem_Free(taken);
     return out;
 }
 
