@@ -117,3 +117,17 @@ def test_a_neutral_constant_that_broadcasts_stays():
     x = Parameter(Type.f32, [1, 3])
     model = Model([Relu(Multiply(x, Constant(np.ones([4, 3], np.float32))))], [x])  # [1, 3] -> [4, 3]
     assert not IdentityArithmeticElimination()(model).modified
+
+
+def test_a_concat_of_one_input_leaves():
+    """torchvision's DenseNet writes ``torch.cat([x], 1)`` for each block's first layer: a Concat of one input is
+    that input, so it leaves the graph (one of two inputs stays), and the values do not change."""
+    from vinerun.ops.concat_split import Concat
+
+    x = Parameter(Type.f32, [1, 4, 6, 6])
+    model = Model([Concat([Concat([Relu(x)], axis=1), Tanh(x)], axis=1)], [x])
+    feed = RNG.standard_normal((1, 4, 6, 6)).astype(np.float32)
+    want = run_reference(model, [feed])[0]
+    assert IdentityShapeElimination()(model).modified
+    assert types(model).count("Concat") == 1
+    np.testing.assert_array_equal(run_reference(model, [feed])[0], want)

@@ -13,7 +13,7 @@ Converters from other frameworks write the other two: TensorFlow's ``strided_sli
 a Slice from 0 to ``INT_MAX`` on every axis, and a convolution written as 2-D over a width of 1 is followed by
 a Squeeze of that axis (magika's ``Conv -> Slice(all) -> Squeeze -> Add(bias) -> GELU``; once the convolution is
 1-D, :mod:`.conv_squeeze` puts an Unsqueeze before that Squeeze). Removed, the bias and the activation reach
-the convolution's fusion.
+the convolution's fusion. PyTorch exports ``torch.cat`` of a one-tensor list as a Concat of one input.
 """
 
 from __future__ import annotations
@@ -111,14 +111,16 @@ def squeeze_undoes_unsqueeze(node: Node) -> bool:
 
 
 class IdentityShapeElimination(_NoOpElimination):
-    """Remove each Slice that keeps every element, and each Squeeze / Unsqueeze pair that gives back its input.
+    """Remove each Slice that keeps every element, each Squeeze / Unsqueeze pair that gives back its input, and
+    each Concat of a single input (torchvision's DenseNet joins its first layer's input list of one: left in, it
+    ran as a copy from Python between native segments, and the next convolution re-laid the copy out).
 
     >>> IdentityShapeElimination()(model).modified
     True
     """
 
     def passes_through(self, node: Node) -> tuple[Output, list[Node]] | None:
-        if slice_keeps_everything(node):
+        if slice_keeps_everything(node) or (node.type_name == "Concat" and node.get_input_size() == 1):
             return node.input_value(0), []
         if squeeze_undoes_unsqueeze(node):
             unsqueeze = node.input_value(0).node
