@@ -4,6 +4,7 @@ requests, vinerun beside openvino on the same file in the same run (interleaved 
 
     python benchmarks/thread_sweep.py                          # resnet50 from model_zoo, every thread count
     python benchmarks/thread_sweep.py --models resnet50 mobilenetv2 bert --threads 1 2 4 8 16 --seconds 1
+    python benchmarks/thread_sweep.py --models bert --threads 16 --config ENABLE_CPU_PINNING=NO   # unpinned
 
 The THROUGHPUT rows say how many streams, threads per stream and requests each runtime chose, vinerun's reason
 (the model's memory pressure: ``vinerun.plugins.cpu.mem_pressure``), and the requests per second each gets with
@@ -98,7 +99,7 @@ def sweep(name: str, args: argparse.Namespace) -> None:
         for threads in args.threads:
             compiled = {rt: mod.Core().compile_model(path, "CPU", {  # type: ignore[attr-defined]
                 "PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads,
-                "INFERENCE_PRECISION_HINT": precision}) for rt, mod in runtimes.items()}
+                "INFERENCE_PRECISION_HINT": precision, **args.config}) for rt, mod in runtimes.items()}
             turns: dict[str, list[float]] = {rt: [] for rt in runtimes}
             one_thread = [0, 0]
             for _ in range(args.rounds):
@@ -111,7 +112,7 @@ def sweep(name: str, args: argparse.Namespace) -> None:
                   ", ".join(f"{rt} {v:.2f} ms" for rt, v in ms.items()) + ratio + governed, flush=True)
         for rt, mod in runtimes.items():
             c = mod.Core().compile_model(path, "CPU", {  # type: ignore[attr-defined]
-                "PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_PRECISION_HINT": precision})
+                "PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_PRECISION_HINT": precision, **args.config})
             streams, threads = int(c.get_property("NUM_STREAMS")), int(c.get_property("INFERENCE_NUM_THREADS"))
             rate = statistics.median(_rate(mod, c, feed, args.seconds) for _ in range(args.rounds))
             print(f"  THROUGHPUT {precision} {rt}: {streams} streams x {max(threads // max(streams, 1), 1)} "
@@ -129,7 +130,13 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=0.5, help="seconds per turn (default 0.5)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved turns per contender (default 3)")
     ap.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "vinerun_zoo"))
+    ap.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE",
+                    help="more properties for both runtimes, e.g. ENABLE_CPU_PINNING=NO")
     args = ap.parse_args()
+    try:
+        args.config = dict(item.split("=", 1) for item in args.config)
+    except ValueError:
+        ap.error(f"--config takes KEY=VALUE items, got {args.config}")
     os.makedirs(args.folder, exist_ok=True)
     print(f"{cores} cores, {device_info.cpu_name()}")
     for name in args.models:

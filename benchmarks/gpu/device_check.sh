@@ -64,11 +64,12 @@ if [ "$WHAT" = cpu ]; then  # the many-core CPU beside openvino (issue 22): its 
     --seconds 0.5
   TAIL=40 step profile_resnet50_bf16 60 $PY benchmarks/zoo_profile.py resnet50 --precision bf16 --threads 2 \
     --top 10 --folder /tmp/vinerun_zoo
-  # one thread, as each THROUGHPUT stream runs
-  for m in resnet50 bert; do
-    TAIL=25 step "stream_${m}_bf16" 60 $PY benchmarks/zoo_profile.py "$m" --precision bf16 --threads 1 --top 6 \
-      --folder /tmp/vinerun_zoo
-  done
+  # BERT bf16 THROUGHPUT unpinned (the default pins, as openvino): what pinning gives the streams
+  TAIL=20 step sweep_bert_unpinned 80 $PY benchmarks/thread_sweep.py --models bert --threads "$(nproc)" \
+    --seconds 0.5 --config ENABLE_CPU_PINNING=NO
+  # one thread, as each THROUGHPUT stream runs ($OUT returns 8 files: the logs above fill it)
+  TAIL=25 step stream_bert_bf16 60 $PY benchmarks/zoo_profile.py bert --precision bf16 --threads 1 --top 6 \
+    --folder /tmp/vinerun_zoo
 fi
 if [ "$WHAT" = quick ]; then
   step gpu_tests 90 $PY -m pytest tests/gpu -n 4 -p no:cacheprovider -q -rs
