@@ -122,7 +122,7 @@ def test_a_failed_run_names_the_node():
     loop = queue._loop
     layout = loop._layout
     failing = layout.n_reorders + 1  # the second primitive of the segment
-    node = layout.seg.steps[layout.step_index[1]].node
+    node = layout.seg.steps[layout.seg.table_steps[1]].node
     assert node.friendly_name in str(loop.error(failing))
     assert "reordering an input" in str(loop.error(0))  # the f32 demo's image is reordered first
 

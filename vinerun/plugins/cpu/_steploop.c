@@ -339,6 +339,10 @@ static PyObject *loop_serve(PyObject *self, PyObject *const *args, Py_ssize_t na
     Py_RETURN_NONE;
 }
 
+static int slot_done(const loop_t *lp, int slot) {  /* lock held; slot -1: every slot */
+    return slot < 0 ? lp->busy == 0 : lp->state[slot] != SLOT_QUEUED && lp->state[slot] != SLOT_RUNNING;
+}
+
 /* loop_wait(loop, slot, timeout) -> bool: wait without the GIL until the slot (-1: every slot) is neither queued
  * nor running, at most ``timeout`` seconds (negative: no limit); whether it is */
 static PyObject *loop_wait(PyObject *self, PyObject *args) {
@@ -363,15 +367,12 @@ static PyObject *loop_wait(PyObject *self, PyObject *args) {
         until.tv_nsec = (long)((end - (double)until.tv_sec) * 1e9);
     }
     pthread_mutex_lock(&lp->lock);
-    for (;;) {
-        done = slot < 0 ? lp->busy == 0 : lp->state[slot] != SLOT_QUEUED && lp->state[slot] != SLOT_RUNNING;
-        if (done) break;
-        if (timeout < 0) {
+    int timed_out = 0;
+    while (!(done = slot_done(lp, slot)) && !timed_out) {
+        if (timeout < 0)
             pthread_cond_wait(&lp->idle, &lp->lock);
-        } else if (pthread_cond_timedwait(&lp->idle, &lp->lock, &until) != 0) {
-            done = slot < 0 ? lp->busy == 0 : lp->state[slot] != SLOT_QUEUED && lp->state[slot] != SLOT_RUNNING;
-            break;
-        }
+        else
+            timed_out = pthread_cond_timedwait(&lp->idle, &lp->lock, &until) != 0;
     }
     pthread_mutex_unlock(&lp->lock);
     Py_END_ALLOW_THREADS

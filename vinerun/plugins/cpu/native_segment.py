@@ -144,6 +144,8 @@ class Segment:
         self._local = threading.local()
         self._copiers: dict[tuple, _CopyIn] = {}  # (input index, its strides) -> its copy-in
         self.free = [slot for st in steps for slot in st.free]  # slots whose last reader is in the segment
+        #: each entry of the native step table: its step's index in ``steps`` (views have no entry)
+        self.table_steps = [i for i, native in enumerate(natives) if native.primitive is not None]
 
     @property
     def node(self) -> Any:
@@ -164,12 +166,17 @@ class Segment:
         fresh = [np.empty(dims, dtype) for dims, dtype in self.fresh_shapes]
         failed = self.instance().run((*addresses, *fresh))
         if failed != -1:
-            node = self.steps[failed].node if failed >= 0 else self.steps[0].node
-            raise SegmentError(node, DnnlError("oneDNN execution failed" if failed >= 0
-                                               else "oneDNN: pointing a buffer at a run's array failed"))
+            raise self.failure(failed)
         # a member may have another type than its buffer's root (a u8 sum written over an s8 residual)
         return [np.ndarray(shape, dtype, a, offset, strides) if (a := fresh[g]).strides != strides or offset
                 or a.shape != shape or a.dtype != dtype else a for g, shape, strides, offset, dtype in self.out_views]
+
+    def failure(self, failed: int) -> SegmentError:
+        """The error of a native run that returned ``failed``: the index in ``steps`` of the step whose primitive
+        failed, or -2 (pointing a memory object at a run's buffer failed)."""
+        if failed >= 0:
+            return SegmentError(self.steps[failed].node, DnnlError("oneDNN execution failed"))
+        return SegmentError(self.node, DnnlError("oneDNN: pointing a buffer at a run's array failed"))
 
     def _python(self, inputs: list[Any]) -> list[Any]:
         """The steps' own kernels (an input of another dtype or shape than planned, or not an array)."""
@@ -231,8 +238,7 @@ class SegmentInstance:
                       ctypes.addressof(self.steps), len(steps), ctypes.addressof(self._handles), len(handles))
         self._py_steps = [(EXECUTE(e) if e else self._execute, p, n, a) for e, p, n, a, _ in steps]
         self.py_handles = handles
-        # a failed step's index in the segment's steps (views are not in the table)
-        self._index = [seg.steps.index(s[4]) for s in steps]
+        self._index = seg.table_steps  # a failed table entry's step (views are not in the table)
 
     def run(self, addresses: tuple[Any, ...]) -> int:
         """-1, or the index (in the segment's steps) of the step that failed, or -2 (a handle failed).

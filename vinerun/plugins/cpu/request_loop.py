@@ -60,8 +60,6 @@ class _Layout:
         self.outputs = [(shape, dtype) for shape, dtype in seg.fresh_shapes]
         self.count = len(input_of) + len(output_of)
         self.n_reorders = sum(r is not None for r in reorders)
-        # the failed step's index in the segment's steps (the native tables skip views), as SegmentInstance reads it
-        self.step_index = [i for i, native in enumerate(seg.natives) if native.primitive is not None]
 
 
 def whole_plan_layout(compiled: CPUCompiledModel) -> _Layout | None:
@@ -78,11 +76,11 @@ def whole_plan_layout(compiled: CPUCompiledModel) -> _Layout | None:
         return None
     reorders: list[Reorder | None] = []
     for shape, strides, dtype in seg.in_layouts:
-        dense = np.empty(shape, dtype)
-        if strides == dense.strides:
+        if strides == dense_value(shape, dtype)[1]:
             reorders.append(None)
             continue
-        reorder = input_reorder(dense, (shape, strides, dtype)) if permutation((shape, strides, dtype)) else None
+        planned = (shape, strides, dtype)
+        reorder = input_reorder(np.empty(shape, dtype), planned) if permutation(planned) else None
         if reorder is None:
             return None
         reorders.append(reorder)
@@ -189,13 +187,12 @@ class NativeRequestLoop:
         return [(slot, self.error(status)) for slot, status in _steploop.loop_failures(self._loop)]
 
     def error(self, status: int) -> BaseException:
-        """The error of a failed native run: the node whose primitive failed, or the buffers."""
+        """The error of a failed native run: the node whose primitive failed, an input's reorder, or the buffers."""
         lay = self._layout
-        if status >= lay.n_reorders:
-            return node_error(lay.seg.steps[lay.step_index[status - lay.n_reorders]].node,
-                              DnnlError("oneDNN execution failed"))
-        what = "reordering an input" if status >= 0 else "pointing a buffer at a run's array"
-        return node_error(lay.seg.node, DnnlError(f"oneDNN: {what} failed"))
+        if 0 <= status < lay.n_reorders:
+            return node_error(lay.seg.node, DnnlError("oneDNN: reordering an input failed"))
+        failed = lay.seg.failure(lay.seg.table_steps[status - lay.n_reorders] if status >= 0 else status)
+        return node_error(failed.node, failed.cause)
 
     def latency(self, slot: int) -> float:
         return _steploop.loop_latency(self._loop, slot)

@@ -92,14 +92,17 @@ def _reorder_kernel(node: Any, q: Quantization | ChannelQuantization, quantize: 
             return None
         return Reorder(lib, element_layout(layout), element_layout(out.value), **attrs)
 
-    reorders = PrimitiveCache(make, LAYOUTS)
+    others = PrimitiveCache(make, LAYOUTS)
+
+    def reorder_for(layout: ValueLayout) -> Reorder | None:
+        return reorder if layout == src else others.get(layout)
+
     threads = torch.get_num_threads
     fallback = _torch_quantize if quantize else _torch_dequantize
 
     def run(inputs: list) -> list:
         x = inputs[0]
-        layout = (x.shape, x.strides, x.dtype)
-        op = reorder if layout == src else reorders.get(layout) if isinstance(x, np.ndarray) else None
+        op = reorder_for((x.shape, x.strides, x.dtype)) if isinstance(x, np.ndarray) else None
         if op is None:
             return [fallback(x, q) if isinstance(q, Quantization) else node.evaluate(inputs)[0]]
         y = out.empty()
@@ -108,7 +111,7 @@ def _reorder_kernel(node: Any, q: Quantization | ChannelQuantization, quantize: 
 
     def native(layouts: list[ValueLayout | None]) -> NativeStep | None:
         layout = layouts[0] or src
-        op = reorder if layout == src else reorders.get(layout)
+        op = reorder_for(layout)
         return None if op is None else NativeStep(op, lambda t: t, [Buffer(False, 0, layout),
                                                                     Buffer(True, 0, out.value)])
 
