@@ -9,7 +9,8 @@ setup(ext_modules=[
     Extension("vinerun.plugins.cpu._steploop", ["vinerun/plugins/cpu/_steploop.c"], extra_compile_args=["-O2"],
               optional=True),
     Extension("vinerun.plugins.cpu.kernels._ckernels",
-              [f"{KERNELS}/{name}.c" for name in ("ckernels", "scratch", "winograd", "gemv", "attention", "lstm")],
+              [f"{KERNELS}/{name}.c"
+               for name in ("ckernels", "scratch", "amx", "winograd", "gemv", "attention", "lstm")],
               depends=[f"{KERNELS}/ckernels.h"], extra_compile_args=["-O3", "-fopenmp", "-Wno-psabi"],
               extra_link_args=["-fopenmp"], optional=True),
     Extension("vinerun.plugins.cpu.kernels._compressed", [f"{KERNELS}/compressed_matmul.c"],

@@ -17,7 +17,8 @@ from vinerun.ir.types import Type
 from vinerun.ops.concat_split import VariadicSplit
 from vinerun.ops.matmul import MatMul
 from vinerun.plugins.cpu.device_info import cpu_flags
-from vinerun.plugins.cpu.kernels import attention_c
+from vinerun.plugins.cpu.kernels import attention_c, profiled_exec_type
+from vinerun.plugins.cpu.kernels._ckernel import amx_ready
 from vinerun.plugins.cpu.kernels._dnnl import library
 from vinerun.transformations.fused_transformer import FusedAttention
 
@@ -148,24 +149,38 @@ def test_a_mask_with_strided_keys_falls_back_to_aten():
                                atol=1e-5)
 
 
-# --- bf16 (AVX512-BF16 dot products) --------------------------------------------------------------------------
+# --- bf16 (AVX512-BF16 dot products; AMX tiles where the CPU has them) -------------------------------------------
 
 needs_bf16 = pytest.mark.skipif("avx512_bf16" not in cpu_flags(), reason="needs AVX512-BF16")
 
 
-def bf16_attention_model(q_shape, k_shape, v_shape, heads=0, split="", merge=False, mask_type=None, mask_shape=None):
+@pytest.fixture(params=["amx", "avx512"])
+def tiles(request, monkeypatch):
+    """Each bf16 case on both paths of the kernel: AMX tile products (on a CPU with AMX) and AVX512-BF16 dot
+    products (everywhere, AMX turned off for the kernels made here)."""
+    if request.param == "amx" and not amx_ready():
+        pytest.skip("needs AMX (and Linux's grant of the tile state)")
+    if request.param == "avx512":
+        monkeypatch.setattr(attention_c, "amx_ready", lambda: False)
+    return request.param
+
+
+def bf16_attention_model(q_shape, k_shape, v_shape, heads=0, split="", merge=False, mask_type=None, mask_shape=None,
+                         scale=0.2):
     params = [Parameter(Type.bf16, list(s)) for s in (q_shape, k_shape, v_shape)]
     if mask_type is not None:
         params.append(Parameter(mask_type, list(mask_shape)))
-    node = FusedAttention(params, heads=heads, split=split, merge=merge, scale=0.2)
+    node = FusedAttention(params, heads=heads, split=split, merge=merge, scale=scale)
     return Model([node], params), node
 
 
-def check_bf16(model, node, inputs):
+def check_bf16(model, node, inputs, tiles):
     """Against the f64 reference on the same bf16 inputs: the weights and the output round to bf16 (8 bits), so
-    the error stays within ~2^-7 of the values' range."""
+    the error stays within ~2^-7 of the values' range. Profiling names the tile unit where it ran there."""
     cm = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
     assert [s.kernel.exec_type for s in cm._impl.plan.steps] == ["blocked_attention_bf16"]
+    impl = "blocked_attention[amx]_bf16" if tiles == "amx" else "blocked_attention_bf16"
+    assert [profiled_exec_type(s.kernel) for s in cm._impl.plan.steps] == [impl]
     got = cm.create_infer_request().infer(dict(enumerate(inputs)))[0]
     assert got.dtype == BF16
     want = node.evaluate([np.asarray(a, np.float64) for a in inputs])[0]
@@ -176,23 +191,32 @@ def check_bf16(model, node, inputs):
 
 @needs_bf16
 @pytest.mark.parametrize("b,s,h,d", [(1, 128, 12, 32), (2, 7, 3, 24), (1, 45, 2, 64), (1, 33, 1, 17),
-                                     (1, 300, 2, 8)])
-def test_bf16_split_heads(b, s, h, d):
+                                     (1, 300, 2, 8), (1, 50, 2, 80)])
+def test_bf16_split_heads(b, s, h, d, tiles):
     model, node = bf16_attention_model((b, s, h * d), (b, s, h * d), (b, s, h * d), heads=h, split="qkv",
                                        merge=True)
-    check_bf16(model, node, [rand([b, s, h * d]).astype(BF16) for _ in range(3)])
+    check_bf16(model, node, [rand([b, s, h * d]).astype(BF16) for _ in range(3)], tiles)
 
 
 @needs_bf16
 @pytest.mark.parametrize("mask_type", [Type.f32, Type.bf16])
-@pytest.mark.parametrize("sq,sk,d,dv", [(5, 19, 40, 24), (40, 17, 31, 48), (1, 129, 16, 16)])
-def test_bf16_cross_attention_with_masks(mask_type, sq, sk, d, dv):
+@pytest.mark.parametrize("sq,sk,d,dv", [(5, 19, 40, 24), (40, 17, 31, 48), (1, 129, 16, 16), (17, 70, 8, 100)])
+def test_bf16_cross_attention_with_masks(mask_type, sq, sk, d, dv, tiles):
     b, h = 2, 3
     model, node = bf16_attention_model((b, h, sq, d), (b, h, sk, d), (b, h, sk, dv), mask_type=mask_type,
                                        mask_shape=(b, 1, 1, sk))
     mask = np.where(RNG.random([b, 1, 1, sk]) < 0.3, -1e4, 0).astype(mask_type.to_dtype())
     check_bf16(model, node, [rand([b, h, sq, d]).astype(BF16), rand([b, h, sk, d]).astype(BF16),
-                             rand([b, h, sk, dv]).astype(BF16), mask])
+                             rand([b, h, sk, dv]).astype(BF16), mask], tiles)
+
+
+@needs_bf16
+@pytest.mark.parametrize("scale", [-0.3, 1.0, 0.0])
+def test_bf16_scales_the_tiles_do_not_fold_into_the_softmax(scale, tiles):
+    """The tile products come out unscaled: a positive scale is the softmax's, others are applied first."""
+    b, h, s, d = 1, 2, 37, 24
+    model, node = bf16_attention_model((b, h, s, d), (b, h, s, d), (b, h, s, d), scale=scale)
+    check_bf16(model, node, [rand([b, h, s, d]).astype(BF16) for _ in range(3)], tiles)
 
 
 @needs_bf16

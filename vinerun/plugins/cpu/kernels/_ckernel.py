@@ -9,6 +9,8 @@ their oneDNN paths.
 from __future__ import annotations
 
 import ctypes
+import functools
+import os
 from typing import Any
 
 from vinerun.plugins.cpu.kernels._dnnl import ARG_DST, ARG_SRC, ELTWISE, Binding, Library, Primitive, _ExecArg
@@ -44,6 +46,14 @@ class Activation(ctypes.Structure):
 def available() -> bool:
     """Whether the C kernels were built."""
     return _ckernels is not None
+
+
+@functools.cache
+def amx_ready() -> bool:
+    """Whether the C kernels use AMX tiles here: built with them, on a CPU that has them, with Linux's grant of
+    the tile state to this process (asked once). ``VINERUN_CPU_AMX=0`` keeps them on their AVX-512 paths (to
+    compare the two)."""
+    return _ckernels is not None and os.environ.get("VINERUN_CPU_AMX", "1") != "0" and _ckernels.amx_ready()
 
 
 def entry_point(name: str) -> int:

@@ -22,7 +22,7 @@ import torch
 from vinerun.ir.node import Node
 from vinerun.plugins.cpu.device_info import cpu_flags
 from vinerun.plugins.cpu.kernels import Kernel
-from vinerun.plugins.cpu.kernels._ckernel import Api, CKernel, available
+from vinerun.plugins.cpu.kernels._ckernel import Api, CKernel, amx_ready, available
 from vinerun.plugins.cpu.kernels._dnnl import ARG_DST, ARG_SRC, PrimitiveCache, data_address, library
 from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, ValueLayout, arriving_layout, dense_value
 from vinerun.plugins.cpu.kernels._torch import BF16
@@ -42,7 +42,7 @@ class _Params(ctypes.Structure):
                 ("sk", ctypes.c_int64), ("d", ctypes.c_int64), ("dv", ctypes.c_int64),
                 *[(name, ctypes.c_int64 * 3) for name in ("q", "k", "v", "out", "mask")],
                 ("has_mask", ctypes.c_int64), ("bf16", ctypes.c_int64), ("mask_bf16", ctypes.c_int64),
-                ("zero_nan_rows", ctypes.c_int64), ("scale", ctypes.c_float)]
+                ("zero_nan_rows", ctypes.c_int64), ("amx", ctypes.c_int64), ("scale", ctypes.c_float)]
 
 
 def head_strides(layout: ValueLayout, heads: int, split: bool) -> tuple[tuple[int, ...], tuple[int, int, int]] | None:
@@ -145,7 +145,7 @@ def attention_params(layouts: tuple[ValueLayout, ...], heads: int, split: str, s
         ms = found
     mask_bf16 = len(layouts) > 3 and layouts[3][2] == BF16
     params = (b, h, sq, sk, d, dv, qs, ks, vs, out, ms, int(len(layouts) > 3), int(dtype == BF16),
-              int(mask_bf16), int(zero_nan_rows), scale)
+              int(mask_bf16), int(zero_nan_rows), int(dtype == BF16 and amx_ready()), scale)
     return ((b, sq, h * dv) if merge else (b, h, sq, dv)), params
 
 
@@ -226,7 +226,8 @@ def c_attention_kernel(node: Node, fallback: Callable[[list], list]) -> Kernel |
         made[0].run_as(params, torch.get_num_threads(), *_addresses(arrays, y))
         return [y]
 
-    kernel = Kernel(run, "blocked_attention")  # select_kernel appends "_bf16" for a bf16 node
+    # select_kernel appends "_bf16" for a bf16 node; profiles name the tile unit where the products run on it
+    kernel = Kernel(run, "blocked_attention", impl="amx" if dtype == BF16 and amx_ready() else "")
     shapes = [node.get_input_partial_shape(i) for i in range(n_in)]
     if all(s.is_static for s in shapes):
         static = [tuple(int(d) for d in s.to_shape()) for s in shapes]

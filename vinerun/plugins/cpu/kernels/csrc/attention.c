@@ -27,6 +27,7 @@ typedef struct {
     int64_t has_mask;
     int64_t bf16, mask_bf16; /* q, k, v and out in bf16 (else f32); the mask in bf16 (else f32) */
     int64_t zero_nan_rows;   /* a row whose softmax is NaN (a mask removing every key) gives zeros, not NaN */
+    int64_t amx;             /* bf16 products on AMX tiles (the caller saw vr_amx_ready()) */
     float scale;
 } attention;
 
@@ -80,36 +81,35 @@ INLINE void product(const float *a, int64_t a_pitch, int64_t rows, const float *
     }
 }
 
-/* softmax of one row of `n` scores in place, unnormalized (keys from n to `padded` get weight 0); returns
- * 1 / the sum of the weights, NaN for a row with no finite maximum (as the reference: exp(-inf - -inf)). With
+/* softmax of `scale` times one row of `n` scores (scale > 0) in place, unnormalized (keys from n to `padded` get
+ * weight 0); returns 1 / the sum of the weights, NaN for a row with no finite maximum (as the reference:
+ * exp(-inf - -inf)). With
  * `zero_nan`, a row whose weights would be NaN (no finite maximum, a NaN score) gets weights 0 and 1 / sum 0: the
  * zeros an exporter's ``where(isnan(p), 0, p)`` after the softmax makes of it */
-INLINE float softmax_row(float *s, int64_t n, int64_t padded, int64_t zero_nan) {
-    float mx = -INFINITY;
+INLINE float softmax_row(float *s, int64_t n, int64_t padded, int64_t zero_nan, float scale) {
     v16 m = splat(-INFINITY);
     int64_t j = 0;
     for (; j + LANES <= n; j += LANES) m = vmax(m, load(s + j));
-    for (int l = 0; l < LANES; l++) mx = m[l] > mx ? m[l] : mx;
+    float mx = hmax(m);
     for (; j < n; j++) mx = s[j] > mx ? s[j] : mx;
     if (!(mx > -INFINITY) || mx == INFINITY) {
         if (!zero_nan) return NAN;
         memset(s, 0, (size_t)padded * sizeof(float));
         return 0.0f;
     }
-    v16 sum = (v16){0}, top = splat(mx);
+    v16 sum = (v16){0}, top = splat(mx), k = splat(scale);
     for (j = 0; j + LANES <= n; j += LANES) {
-        v16 e = exp_neg(load(s + j) - top);
+        v16 e = exp_neg((load(s + j) - top) * k);
         put(s + j, e);
         sum += e;
     }
     if (j < padded) { /* the last vector: keys past n are padding, of no weight */
-        v16 e = exp_neg(load(s + j) - top);
+        v16 e = exp_neg((load(s + j) - top) * k);
         for (int l = 0; l < LANES; l++) e[l] = j + l < n ? e[l] : 0.0f;
         put(s + j, e);
         sum += e;
     }
-    float total = 0.0f;
-    for (int l = 0; l < LANES; l++) total += sum[l];
+    float total = hsum(sum);
     if (zero_nan && total != total) { /* a NaN score */
         memset(s, 0, (size_t)padded * sizeof(float));
         return 0.0f;
@@ -136,20 +136,24 @@ INLINE uint16_t f32_to_bf16(float x) {
     return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
 }
 
-/* the block's scores (+ the mask's rows), then each row's softmax in place; inv[r] = 1 / the row's sum */
+/* the block's scores times `scale` (+ the mask's rows), then each row's softmax in place; inv[r] = 1 / the row's
+ * sum. Without a mask and with scale > 0 the scaling is the softmax's (one pass less). */
 INLINE void masked_softmax(const attention *p, const tensors *t, int64_t b, int64_t h, int64_t r0, int64_t rows,
-                           float *scores, int64_t kp, float *inv) {
+                           float *scores, int64_t kp, float *inv, float scale) {
     const int64_t sk = p->sk, at = b * p->mask[0] + h * p->mask[1] + r0 * p->mask[2];
+    const int in_softmax = !p->has_mask && scale > 0.0f;
     for (int64_t r = 0; r < rows; r++) {
         float *s = scores + r * kp;
         if (p->has_mask && p->mask_bf16) {
             const uint16_t *m = (const uint16_t *)t->mask + at + r * p->mask[2];
-            for (int64_t j = 0; j < sk; j++) s[j] += bf16_to_f32(m[j]);
+            for (int64_t j = 0; j < sk; j++) s[j] = s[j] * scale + bf16_to_f32(m[j]);
         } else if (p->has_mask) {
             const float *m = (const float *)t->mask + at + r * p->mask[2];
-            for (int64_t j = 0; j < sk; j++) s[j] += m[j];
+            for (int64_t j = 0; j < sk; j++) s[j] = s[j] * scale + m[j];
+        } else if (!in_softmax && scale != 1.0f) {
+            for (int64_t j = 0; j < sk; j++) s[j] *= scale;
         }
-        inv[r] = softmax_row(s, sk, kp, p->zero_nan_rows);
+        inv[r] = softmax_row(s, sk, kp, p->zero_nan_rows, in_softmax ? scale : 1.0f);
     }
 }
 
@@ -184,7 +188,7 @@ static void run_unit(const attention *p, const tensors *t, int64_t unit, float *
         const float *qb = (const float *)t->q + b * p->q[0] + h * p->q[1] + r0 * p->q[2];
         for (int64_t r = 0; r < rows; r++) memcpy(qp + r * d, qb + r * p->q[2], (size_t)d * sizeof(float));
         product(qp, d, rows, kt, kp, d, kp, p->scale, scores, kp);
-        masked_softmax(p, t, b, h, r0, rows, scores, kp, inv);
+        masked_softmax(p, t, b, h, r0, rows, scores, kp, inv, 1.0f);
         product(scores, kp, rows, vp, vpitch, sk, vpitch, 1.0f, tile_out, vpitch);
         float *ob = (float *)t->out + b * p->out[0] + h * p->out[1] + r0 * p->out[2];
         for (int64_t r = 0; r < rows; r++) {
@@ -197,8 +201,17 @@ static void run_unit(const attention *p, const tensors *t, int64_t unit, float *
 
 /* bf16: products of bf16 pairs accumulated in f32 (AVX512-BF16's vdpbf16ps: two products a lane). k is packed
  * as [d / 2][keys][2] and v as [keys / 2][dv][2] (pairs along the reduction); a q row and a row of weights (the
- * softmax's, rounded to bf16 as oneDNN's bf16 softmax does) are read as 32-bit pairs and broadcast. */
+ * softmax's, rounded to bf16 as oneDNN's bf16 softmax does) are read as 32-bit pairs and broadcast.
+ * With AMX both products are tile products (amx.c): the same packing, the reduction (d, and the keys) padded with
+ * zeros to whole tiles of 16 pairs; the scores come out unscaled and are scaled before the softmax. */
 #define PAIR_PAD(n) (((n) + 1) / 2)
+#define TILE_PAIRS 16
+
+/* pairs along a reduction of n: rounded up to whole tiles on AMX */
+INLINE int64_t reduction_pairs(int64_t n, int64_t amx) {
+    int64_t pairs = PAIR_PAD(n);
+    return amx ? (pairs + TILE_PAIRS - 1) / TILE_PAIRS * TILE_PAIRS : pairs;
+}
 
 __attribute__((target("avx512f,avx512bf16"), always_inline))
 static inline void tile_bf16(const uint32_t *const *a, const uint16_t *b, int64_t pitch, int64_t pairs, int R,
@@ -251,14 +264,14 @@ static inline void product_bf16(const uint32_t *a, int64_t a_pitch, int64_t rows
 /* the bytes a bf16 unit's work buffer holds: q pairs, k and v packed, the scores (f32), the weights (bf16), the
  * outputs (f32) */
 static int64_t work_bytes_bf16(const attention *p) {
-    int64_t kp = PAD(p->sk), vpitch = PAD(p->dv), d2 = PAIR_PAD(p->d), k2 = PAIR_PAD(kp);
+    int64_t kp = PAD(p->sk), vpitch = PAD(p->dv), d2 = reduction_pairs(p->d, p->amx), k2 = reduction_pairs(kp, p->amx);
     return 4 * (BLOCK * d2 + d2 * kp + k2 * vpitch + BLOCK * kp + BLOCK * k2 + BLOCK * vpitch);
 }
 
 __attribute__((target("avx512f,avx512bf16")))
 static void run_unit_bf16(const attention *p, const tensors *t, int64_t unit, char *work) {
     const int64_t d = p->d, dv = p->dv, sk = p->sk, kp = PAD(sk), vpitch = PAD(dv);
-    const int64_t d2 = PAIR_PAD(d), k2 = PAIR_PAD(kp);
+    const int64_t d2 = reduction_pairs(d, p->amx), k2 = reduction_pairs(kp, p->amx);
     const int64_t b = unit / p->heads, h = unit % p->heads;
     const uint16_t *kb = (const uint16_t *)t->k + b * p->k[0] + h * p->k[1];
     const uint16_t *vb = (const uint16_t *)t->v + b * p->v[0] + h * p->v[1];
@@ -296,10 +309,13 @@ static void run_unit_bf16(const attention *p, const tensors *t, int64_t unit, ch
         for (int64_t r = 0; r < rows; r++) {
             uint16_t *row = (uint16_t *)(qp + r * d2);
             memcpy(row, qb + r * p->q[2], (size_t)d * sizeof(uint16_t));
-            if (d & 1) row[d] = 0;
+            memset(row + d, 0, (size_t)(2 * d2 - d) * sizeof(uint16_t));
         }
-        product_bf16(qp, d2, rows, kt, kp, d2, kp, p->scale, scores, kp);
-        masked_softmax(p, t, b, h, r0, rows, scores, kp, inv);
+        if (p->amx) /* unscaled: the softmax scales */
+            vr_amx_product_bf16(qp, 4 * d2, 2 * d2, kt, 4 * kp, kp, scores, kp, rows);
+        else
+            product_bf16(qp, d2, rows, kt, kp, d2, kp, p->scale, scores, kp);
+        masked_softmax(p, t, b, h, r0, rows, scores, kp, inv, p->amx ? p->scale : 1.0f);
         for (int64_t r = 0; r < rows; r++) { /* the weights to bf16, 32 at a time (kp is a multiple of 16) */
             const float *s = scores + r * kp;
             uint16_t *w = (uint16_t *)(weights + r * k2);
@@ -309,12 +325,20 @@ static void run_unit_bf16(const attention *p, const tensors *t, int64_t unit, ch
                                                                        _mm512_loadu_ps(s + j)));
             for (; j < 2 * k2; j++) w[j] = j < kp ? f32_to_bf16(s[j]) : 0;
         }
-        product_bf16(weights, k2, rows, vp, vpitch, k2, vpitch, 1.0f, tile_out, vpitch);
+        if (p->amx)
+            vr_amx_product_bf16(weights, 4 * k2, 2 * k2, vp, 4 * vpitch, vpitch, tile_out, vpitch, rows);
+        else
+            product_bf16(weights, k2, rows, vp, vpitch, k2, vpitch, 1.0f, tile_out, vpitch);
         uint16_t *ob = (uint16_t *)t->out + b * p->out[0] + h * p->out[1] + r0 * p->out[2];
-        for (int64_t r = 0; r < rows; r++) {
+        for (int64_t r = 0; r < rows; r++) { /* 16 at a time, then one by one */
             uint16_t *o = ob + r * p->out[2];
             const float *y = tile_out + r * vpitch;
-            for (int64_t c = 0; c < dv; c++) o[c] = f32_to_bf16(y[c] * inv[r]);
+            const __m512 scale = _mm512_set1_ps(inv[r]);
+            int64_t c = 0;
+            for (; c + 16 <= dv; c += 16)
+                _mm256_storeu_si256((__m256i *)(o + c),
+                                    (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(_mm512_loadu_ps(y + c), scale)));
+            for (; c < dv; c++) o[c] = f32_to_bf16(y[c] * inv[r]);
         }
     }
 }
@@ -339,10 +363,12 @@ int vr_attention_execute(void *self, void *stream, int nargs, const exec_arg *ar
 #pragma omp atomic write
             failed = 1;
         }
+        if (p->amx) vr_amx_configure();
 #pragma omp for schedule(static)
         for (int64_t u = 0; u < units; u++)
             if (work != NULL && p->bf16) run_unit_bf16(p, &t, u, (char *)work);
             else if (work != NULL) run_unit(p, &t, u, work);
+        if (p->amx) vr_amx_release();
     }
     return failed ? 3 : 0;
 }

@@ -20,8 +20,16 @@ static PyObject *entry_points(PyObject *self, PyObject *unused) {
                          (Py_ssize_t)(uintptr_t)&vr_lstm_steps);
 }
 
+/* amx_ready() -> whether the kernels may use AMX tiles here (the CPU has them, Linux granted the process) */
+static PyObject *amx_ready(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(vr_amx_ready());
+}
+
 static PyMethodDef methods[] = {
     {"entry_points", entry_points, METH_NOARGS, "entry_points() -> {name: address of the kernel's execute}"},
+    {"amx_ready", amx_ready, METH_NOARGS, "amx_ready() -> whether the C kernels may use AMX tiles here"},
     {NULL, NULL, 0, NULL},
 };
 

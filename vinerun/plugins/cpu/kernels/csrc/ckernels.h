@@ -39,6 +39,24 @@ INLINE v16 splat(float x) { return (v16){x, x, x, x, x, x, x, x, x, x, x, x, x, 
 INLINE v16 blend(v16i take, v16 a, v16 b) { return (v16)(((v16i)a & take) | ((v16i)b & ~take)); }
 INLINE v16 vmax(v16 a, v16 b) { return blend(a > b, a, b); }
 
+/* the sum and the maximum of a vector's lanes by halving (4 shuffles and 4 adds, not 15 dependent scalar ones) */
+#define HALVES(v, op)                                                                                     \
+    do {                                                                                                  \
+        v = op(v, __builtin_shuffle(v, (v16i){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}));      \
+        v = op(v, __builtin_shuffle(v, (v16i){4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}));      \
+        v = op(v, __builtin_shuffle(v, (v16i){2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}));      \
+        v = op(v, __builtin_shuffle(v, (v16i){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}));      \
+    } while (0)
+INLINE v16 vadd(v16 a, v16 b) { return a + b; }
+INLINE float hsum(v16 v) {
+    HALVES(v, vadd);
+    return v[0];
+}
+INLINE float hmax(v16 v) {
+    HALVES(v, vmax);
+    return v[0];
+}
+
 /* exp(x) for x <= 0 (Cephes' expf: 2^n * e^r, |r| <= ln 2 / 2, a degree-6 polynomial; ~1 ulp); below -87.3 it
  * gives 2^-126 instead of underflowing further (a weight of ~1e-38 against the row's maximum of 1); NaN stays. */
 INLINE v16 exp_neg(v16 x) {
@@ -66,6 +84,14 @@ typedef struct {
  * (the steps of a segment run one after another on one thread); freed when the thread exits. NULL if out of
  * memory. */
 void *thread_scratch(size_t bytes);
+
+/* AMX (amx.c): whether this process may use the tile unit (asks Linux once; 0 on CPUs and compilers without it);
+ * a thread's tile configuration for vr_amx_product_bf16, and its release; the product itself (see amx.c) */
+int vr_amx_ready(void);
+void vr_amx_configure(void);
+void vr_amx_release(void);
+void vr_amx_product_bf16(const void *a, int64_t a_stride, int64_t k, const void *b, int64_t b_stride, int64_t cols,
+                         float *out, int64_t out_pitch, int64_t rows);
 
 int vr_winograd_execute(void *self, void *stream, int nargs, const exec_arg *args);
 int vr_gemv_execute(void *self, void *stream, int nargs, const exec_arg *args);
