@@ -128,6 +128,16 @@ def test_triton_source_is_generated_for_every_covered_step() -> None:
     assert triton_codegen.generate([(ops.floor(x), 0, False)], []) is None
 
 
+def test_triton_source_of_a_clamp_with_an_infinite_bound() -> None:
+    """A Maximum read as ``Clamp(x, lo, +inf)`` (MinMaxToClamp): the missing bound is no code, not ``inf``."""
+    x = ops.parameter([4], np.float32)
+    source = triton_codegen.generate([(ops.clamp(x, -1.5, float("inf")), 0, False),
+                                      (ops.clamp(x, float("-inf"), 6.0), 0, False)], [])
+    assert source is not None and "inf" not in source
+    assert "tl.maximum(x, -1.5)" in source and "tl.minimum(x, 6.0)" in source
+    compile(source, "chain.py", "exec")
+
+
 def test_batch_size_properties(stand_in: backend.GpuDevice) -> None:
     core = ov.Core()
     model = conv_chain_model()

@@ -30,7 +30,8 @@ def rewrite_patterns(model: Model) -> None:
     """Patterns rewritten into the ops the CPU runs best, in place, before the fusions: Converts and arithmetic
     that do nothing out, a Slice of everything and a Squeeze undoing an Unsqueeze, a one-hot MatMul into a Gather, a
     Reshape-Transpose-Reshape channel shuffle into ShuffleChannels, a channel Split into Slices, a constant Pad into
-    the convolution or pooling after it, written-out hard-swish into HSwish, constant scales and shifts (BatchNorm
+    the convolution or pooling after it, constant-bound Minimum / Maximum into Clamp, written-out hard-swish into
+    HSwish, constant scales and shifts (BatchNorm
     too) folded together and into the convolution before them, a 2-D convolution over a width of 1 into a 1-D one,
     a spatial ReduceMean into a global AvgPool, ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step
     LSTMSequence into LSTMCell, ``x[mask]`` as PyTorch exports it into a MaskedGather, a detection head's unrolled
@@ -39,6 +40,7 @@ def rewrite_patterns(model: Model) -> None:
     from vinerun.plugins.cpu.class_topk import ClassTopKFusion
     from vinerun.plugins.cpu.masked_gather import MaskedGatherFusion
     from vinerun.transformations.channel_split import ChannelSplitToSlices
+    from vinerun.transformations.clamp_fusion import MinMaxToClamp
     from vinerun.transformations.conv_squeeze import ConvWidthOneTo1D
     from vinerun.transformations.dead_code import DeadCodeElimination
     from vinerun.transformations.flattened_matmul import FlattenedMatMulUnflattening
@@ -72,6 +74,7 @@ def rewrite_patterns(model: Model) -> None:
     ShuffleChannelsFusion()(model)
     ChannelSplitToSlices()(model)
     PadFusion()(model)
+    MinMaxToClamp()(model)  # before HSwishFusion: relu6(x + 3) written as Minimum(Maximum(x + 3, 0), 6)
     HSwishFusion()(model)
     LinearFolding()(model)
     ConvWidthOneTo1D()(model)

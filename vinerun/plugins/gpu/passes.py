@@ -14,6 +14,7 @@ from vinerun.plugins.gpu.fused_ops import gpu_fusions
 from vinerun.plugins.gpu.kernels import has_device_kernel
 from vinerun.plugins.gpu.precision import lower_precision
 from vinerun.transformations import common_cleanup
+from vinerun.transformations.clamp_fusion import MinMaxToClamp
 from vinerun.transformations.fused_transformer import attention_fusion, layer_norm_fusion
 from vinerun.transformations.gelu_fusion import GeluFusion
 from vinerun.transformations.hswish_fusion import HSwishFusion
@@ -28,11 +29,12 @@ from vinerun.transformations.unroll_iterators import UnrollIterators
 
 def rewrite_patterns(model: Model) -> None:
     """Converts and Reshapes that do nothing out, a constant Pad into the convolution or pooling after it,
-    written-out hard-swish, Swish and GELU into their ops, constant scales and shifts (BatchNorm too) folded into
-    the convolution before them."""
+    constant-bound Minimum / Maximum into Clamp, written-out hard-swish, Swish and GELU into their ops, constant
+    scales and shifts (BatchNorm too) folded into the convolution before them."""
     IdentityConvertElimination()(model)
     IdentityReshapeElimination()(model)  # BERT's before its attention's head merge, which the fusion then takes
     PadFusion()(model)
+    MinMaxToClamp()(model)
     HSwishFusion()(model)
     LinearFolding()(model)
     SwishFusion()(model)

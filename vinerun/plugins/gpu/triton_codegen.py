@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -49,8 +50,13 @@ def _expression(node: Node, position: int, has_operand: bool) -> str | None:
     if t in _BINARY and has_operand:
         return _BINARY[t][position] or None
     attrs = node.get_attributes()
-    if t == "Clamp":
-        return f"tl.minimum(tl.maximum(x, {float(attrs['min'])!r}), {float(attrs['max'])!r})"
+    if t == "Clamp":  # an infinite bound (a Maximum or Minimum read as a Clamp) is no bound: `inf` is no literal
+        lo, hi, expr = float(attrs["min"]), float(attrs["max"]), "x"
+        if math.isfinite(lo):
+            expr = f"tl.maximum({expr}, {lo!r})"
+        if math.isfinite(hi):
+            expr = f"tl.minimum({expr}, {hi!r})"
+        return expr
     if t == "Swish":
         return "x * tl.sigmoid(o * x)" if has_operand else "x * tl.sigmoid(x)"
     if t == "Elu":
