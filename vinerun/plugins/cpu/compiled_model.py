@@ -31,6 +31,7 @@ from vinerun.transformations import ConstantFolding, DeadCodeElimination, PassMa
 from vinerun.transformations.fused_transformer import attention_fusion, layer_norm_fusion
 from vinerun.transformations.gelu_fusion import GeluFusion
 from vinerun.transformations.low_precision import low_precision
+from vinerun.transformations.nan_guard import NanGuardFusion
 
 
 def compile_plan(model: Model, precision: Any, winograd: bool = True, dq_group: int = 0) -> Plan:
@@ -46,6 +47,7 @@ def compile_plan(model: Model, precision: Any, winograd: bool = True, dq_group: 
     GeluFusion()(model)  # before the convolution's fusion, which takes a Gelu as a post-op
     conv_fusion()(model)
     attention_fusion()(model)
+    NanGuardFusion()(model)  # after the attention fusion, which takes the guards of the attentions it fuses
     matmul_fusion()(model)
     layer_norm_fusion()(model)
     ScaleShiftFusion()(model)  # per-channel affines the convolutions and LayerNorms did not take

@@ -34,7 +34,7 @@ FOLLOWERS = frozenset({
     "Relu", "Clamp", "Sigmoid", "Tanh", "Gelu", "Swish", "HSwish", "Mish", "Elu", "PRelu",
     "MaxPool", "AvgPool", "ReduceMean", "ReduceMax", "Softmax", "FusedLayerNorm",
     "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "VariadicSplit", "Interpolate", "Resize",
-    "Slice", "ShuffleChannels", "HardSigmoid", "FusedScaleShift",
+    "Slice", "ShuffleChannels", "HardSigmoid", "FusedScaleShift", "ReplaceNaN",
 })
 #: followers lowered only where the oneDNN kernel takes them (:func:`has_bf16_kernel`)
 RESAMPLERS = frozenset({"Interpolate", "Resize"})

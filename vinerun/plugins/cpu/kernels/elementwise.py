@@ -8,6 +8,7 @@ conversions). f32/bf16 activations of static shape get oneDNN's eltwise primitiv
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -351,3 +352,13 @@ def float_test(node: Node) -> Kernel | None:
         return None
     op = torch.isnan if node.type_name == "IsNaN" else torch.isfinite
     return _unary_kernel(op, op.__name__)
+
+
+@cpu_kernel("ReplaceNaN")
+def replace_nan(node: Node) -> Kernel | None:
+    """A NaN guard (``Select(IsNaN(x), c, x)``, see ``transformations/nan_guard.py``) as one ATen pass; infinities
+    stay."""
+    if not _all_in(node, FLOAT_TYPES):
+        return None
+    value = float(node.value)  # type: ignore[attr-defined]
+    return _unary_kernel(lambda t: torch.nan_to_num(t, nan=value, posinf=math.inf, neginf=-math.inf), "nan_to_num")

@@ -1,0 +1,73 @@
+"""NaN guards as one op: ``Select(IsNaN(x), c, x)`` becomes ``ReplaceNaN(x, value=c)``.
+
+transformers' SDPA export writes ``where(isnan(p), 0, p)`` after every attention softmax (a row whose mask removes
+every key gives zeros, not NaN). Where the attention fusion takes the softmax, the guard goes into its kernel; where
+it does not (an int8 model's attention between Q/DQ pairs, a pattern the fusion does not match), the two-node form
+is two passes over the ``[B, H, S, S]`` scores and a boolean tensor between them. Matched: the IsNaN read by the
+Select alone, ``c`` a one-element constant, ``x`` floating point and the Select's output of x's shape and type.
+Infinities stay as they are.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from vinerun.ir.graph_edit import replace_output_update_name
+from vinerun.ir.model import Model
+from vinerun.ir.node import Attr, Node, Output
+from vinerun.ops._base import UnaryElementwise
+from vinerun.transformations.fusions import _sole_consumer, scalar_constant
+from vinerun.transformations.pass_infra import InPlacePass, PassResult
+
+_FLOATS = frozenset({"f32", "f16", "bf16", "f64"})
+
+
+class ReplaceNaN(UnaryElementwise):
+    """``x`` with its NaNs replaced by ``value`` (infinities kept)."""
+
+    type_name, version = "ReplaceNaN", "vinerun"
+    value = Attr("float", 0.0)
+
+    def fn(self, x: np.ndarray) -> np.ndarray:
+        return np.where(np.isnan(x), np.asarray(self.value, x.dtype), x)
+
+
+def match_nan_guard(select: Node) -> tuple[Output, float, Node] | None:
+    """(x, the replacement, the IsNaN) when ``select`` is ``Select(IsNaN(x), c, x)``, else None."""
+    if select.type_name != "Select":
+        return None
+    cond, then, other = select.input_values()
+    isnan = cond.node
+    if isnan.type_name != "IsNaN" or isnan.input_value(0) != other or _sole_consumer(isnan) is not select:
+        return None
+    value = scalar_constant(then)
+    if value is None or math.isnan(value) or other.element_type.get_type_name() not in _FLOATS:
+        return None
+    if select.get_output_partial_shape(0) != other.partial_shape or select.get_output_element_type(0) != \
+            other.element_type:
+        return None
+    return other, value, isnan
+
+
+class NanGuardFusion(InPlacePass):
+    """Replace each ``Select(IsNaN(x), c, x)`` with ``ReplaceNaN(x, value=c)``.
+
+    >>> NanGuardFusion()(model).modified
+    True
+    """
+
+    def call(self, model: Model) -> PassResult:
+        modified = False
+        for node in model.get_ordered_ops():
+            found = match_nan_guard(node)
+            if found is None:
+                continue
+            x, value, isnan = found
+            guard = ReplaceNaN(x, value=value, name=node.friendly_name)
+            replace_output_update_name(node.output(0), guard.output(0))
+            node.detach()
+            isnan.detach()
+            modified = True
+        return PassResult(model, modified)
