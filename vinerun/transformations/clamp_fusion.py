@@ -20,10 +20,8 @@ from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.ops.activations import Clamp, Relu
-from vinerun.transformations.fusions import _sole_consumer, scalar_constant
+from vinerun.transformations.fusions import _FLOATS, _sole_consumer, scalar_constant
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
-
-_FLOATS = frozenset({"f32", "f16", "bf16", "f64"})
 
 
 def _bounds(node: Node) -> tuple[Output, float, float] | None:

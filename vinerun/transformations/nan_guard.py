@@ -18,10 +18,8 @@ from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
 from vinerun.ir.node import Attr, Node, Output
 from vinerun.ops._base import UnaryElementwise
-from vinerun.transformations.fusions import _sole_consumer, scalar_constant
+from vinerun.transformations.fusions import _FLOATS, _sole_consumer, scalar_constant
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
-
-_FLOATS = frozenset({"f32", "f16", "bf16", "f64"})
 
 
 class ReplaceNaN(UnaryElementwise):

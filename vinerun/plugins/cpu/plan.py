@@ -31,12 +31,11 @@ def rewrite_patterns(model: Model) -> None:
     that do nothing out, a Slice of everything and a Squeeze undoing an Unsqueeze, a one-hot MatMul into a Gather, a
     Reshape-Transpose-Reshape channel shuffle into ShuffleChannels, a channel Split into Slices, a constant Pad into
     the convolution or pooling after it, constant-bound Minimum / Maximum into Clamp, written-out hard-swish into
-    HSwish, constant scales and shifts (BatchNorm
-    too) folded together and into the convolution before them, a 2-D convolution over a width of 1 into a 1-D one,
-    a spatial ReduceMean into a global AvgPool, ``x * sigmoid(x)`` into Swish, a written-out LSTM cell or a one-step
-    LSTMSequence into LSTMCell, ``x[mask]`` as PyTorch exports it into a MaskedGather, a detection head's unrolled
-    per-class score selection into one ClassTopK, a MatMul of flattened rows reshaped back into the MatMul of the
-    N-D input."""
+    HSwish, constant scales and shifts (BatchNorm too) folded together and into the convolution before them, a 2-D
+    convolution over a width of 1 into a 1-D one, a spatial ReduceMean into a global AvgPool, ``x * sigmoid(x)``
+    into Swish, a written-out LSTM cell or a one-step LSTMSequence into LSTMCell, ``x[mask]`` as PyTorch exports it
+    into a MaskedGather, a detection head's unrolled per-class score selection into one ClassTopK, a MatMul of
+    flattened rows reshaped back into the MatMul of the N-D input."""
     from vinerun.plugins.cpu.class_topk import ClassTopKFusion
     from vinerun.plugins.cpu.masked_gather import MaskedGatherFusion
     from vinerun.transformations.channel_split import ChannelSplitToSlices
