@@ -22,7 +22,8 @@ from vinerun.plugins.cpu.kernels._dnnl import (
 from vinerun.plugins.cpu.kernels._dnnl_ops import MatMul, dense
 from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, dense_value, element_layout, layout_of_value
 from vinerun.plugins.cpu.kernels.conv_dnnl import prepare_one_thread
-from vinerun.plugins.cpu.kernels.conv_int8 import F32_TYPE, post_ops, quantization_attributes
+from vinerun.plugins.cpu.kernels.conv_int8 import F32_TYPE
+from vinerun.plugins.cpu.kernels.int8_epilogue import epilogue
 from vinerun.transformations.low_precision import Quantization, QuantizedLayer
 
 ROW_COUNTS = 16  # primitives kept per layer (one per row count a dynamic model brings)
@@ -41,19 +42,19 @@ def int8_matmul_kernel(node: Any) -> Kernel | None:
         return None
     src_dt = np.dtype(node.get_input_element_type(0).to_dtype())
     dst_dt = np.dtype(node.get_output_element_type(0).to_dtype())
-    found = post_ops(layer, dst_dt, 2)  # rows x columns
-    if found is None:
+    ep = epilogue(layer, dst_dt, 2)  # rows x columns
+    if ep is None:
         return None
-    ops, residual = found
+    residual = ep.residual
     w = layer.weights.values.T if getattr(layer.head, "transpose_b", False) else layer.weights.values
     k, n_out = w.shape
     w = np.ascontiguousarray(w)
     dst_type = INT_TYPES.get(dst_dt.name, F32_TYPE)
-    attrs = quantization_attributes(layer, 2)
+    attrs = ep.attributes(layer, 2)
 
     def make(rows: int) -> MatMul:
-        return MatMul(lib, dense((rows, k), INT_TYPES[src_dt.name]), w, dense((rows, n_out), dst_type), layer.bias,
-                      ops, S8, **attrs)
+        return MatMul(lib, dense((rows, k), INT_TYPES[src_dt.name]), w, dense((rows, n_out), dst_type), ep.bias,
+                      ep.ops, S8, **attrs)
 
     primitives = PrimitiveCache(make, ROW_COUNTS)
     current = torch.get_num_threads()
@@ -107,14 +108,14 @@ def int8_batch_matmul_kernel(node: Any, layer: QuantizedLayer) -> Kernel | None:
     lib = library()
     wq: Quantization = layer.weights  # type: ignore[assignment]
     dst_dt = np.dtype(node.get_output_element_type(0).to_dtype())
-    found = post_ops(layer, dst_dt, node.get_output_partial_shape(0).rank.get_length())
-    if lib is None or found is None or found[1] is not None or layer.bias is not None:
+    ep = epilogue(layer, dst_dt, node.get_output_partial_shape(0).rank.get_length())
+    if lib is None or ep is None or ep.residual is not None or ep.bias is not None:
         return None
-    ops = found[0]
+    ops = ep.ops
     transpose_b = bool(getattr(layer.head, "transpose_b", False))
     dst_type = INT_TYPES.get(dst_dt.name, F32_TYPE)
     shift = -128 if node.get_input_element_type(1).get_type_name() == "u8" else 0
-    attrs = quantization_attributes(layer, 0)
+    attrs = ep.attributes(layer, 0)
     attrs["zero_points"][ARG_WEIGHTS] = wq.zero_point + shift
 
     def make(key: tuple) -> MatMul | None:
