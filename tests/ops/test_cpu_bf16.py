@@ -393,3 +393,20 @@ def test_profiling_names_the_onednn_implementation():
     request.infer([rand([1, 4, 12, 12])])
     convs = [p.exec_type for p in request.get_profiling_info() if p.node_type.endswith("Convolution")]
     assert convs and all(t.startswith("onednn_conv2d") and "[" in t for t in convs), convs
+
+
+@needs_bf16
+@pytest.mark.skipif(library() is None, reason="needs the oneDNN binding")
+@pytest.mark.parametrize(("size", "strides"), [(14, (1, 1)), (15, (2, 2))])
+def test_a_bf16_depthwise_convolution_with_bias_and_clamp(size, strides):
+    """On an AMX CPU oneDNN's brdgmm_dw runs it (its bias then a binary post-op: that kernel takes no f32 bias with
+    bf16 data), elsewhere jit_dw; either within the bf16 tolerance of the f32 reference."""
+    model = conv_graph(c_in=24, c_out=24, size=size, groups=24, strides=strides, act="clamp")
+    x = rand([1, 24, size, size])
+    want = run_reference(model, [x])[0]
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "bf16", "PERF_COUNT": True})
+    request = compiled.create_infer_request()
+    close_bf16(request.infer([x])[0], want)
+    exec_type = next(p.exec_type for p in request.get_profiling_info() if p.node_type == "FusedConvolution")
+    expected = "brdgmm_dw:" if "amx_bf16" in device_info.cpu_flags() else "jit_dw:"
+    assert exec_type.startswith(f"onednn_conv2d[{expected}"), exec_type

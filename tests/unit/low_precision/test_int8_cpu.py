@@ -36,7 +36,9 @@ def _run(model: onnx.ModelProto, x: np.ndarray) -> tuple[np.ndarray, np.ndarray,
 
 
 def _exec_types(profile: list, *names: str) -> dict[str, str]:
-    return {p.node_name: p.exec_type for p in profile if p.node_name in names and p.status == p.Status.EXECUTED}
+    """Exec types by ONNX node name (a convolution with a bias is ``<node>/WithoutBiases``, as openvino names it)."""
+    return {name: p.exec_type for p in profile if (name := p.node_name.removesuffix("/WithoutBiases")) in names
+            and p.status == p.Status.EXECUTED}
 
 
 @needs_dnnl

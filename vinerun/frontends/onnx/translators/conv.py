@@ -94,6 +94,8 @@ def conv(ctx):
         out = Convolution(x, w, **attrs).output(0)
     else:
         out = GroupConvolution(x, grouped_filters(ctx, w, group), **attrs).output(0)
+    if ctx.has_input(2):  # openvino's name for the convolution before its bias (a fused one keeps it, so both
+        out.node.set_friendly_name(f"{ctx.name}/WithoutBiases")  # runtimes' profiles name the layer alike)
     return add_bias(ctx, out, 2, n + 2)
 
 
