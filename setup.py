@@ -1,6 +1,6 @@
 """The compiled pieces (optional: without a C compiler vinerun installs and runs without them): the CPU plugin's
 native step loop, and its own C kernels (Winograd convolution, matrix-vector product, attention, LSTM steps,
-quantization of f32 inputs), built with OpenMP."""
+NCHW image inputs to channels-last), built with OpenMP."""
 
 from setuptools import Extension, setup
 
@@ -11,7 +11,7 @@ setup(ext_modules=[
               optional=True),
     Extension("vinerun.plugins.cpu.kernels._ckernels",
               [f"{KERNELS}/{name}.c"
-               for name in ("ckernels", "scratch", "amx", "winograd", "gemv", "attention", "lstm", "quantize")],
+               for name in ("ckernels", "scratch", "amx", "winograd", "gemv", "attention", "lstm", "planes")],
               depends=[f"{KERNELS}/ckernels.h"], extra_compile_args=["-O3", "-fopenmp", "-Wno-psabi"],
               extra_link_args=["-fopenmp"], optional=True),
     Extension("vinerun.plugins.cpu.kernels._compressed", [f"{KERNELS}/compressed_matmul.c"],

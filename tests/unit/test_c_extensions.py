@@ -21,4 +21,4 @@ def compiler() -> str | None:
 def test_the_step_loop_and_the_kernels_are_built():
     assert native_segment._steploop is not None, "the native step loop was not built: see the install's output"
     assert _ckernel.available(), "the C kernels were not built (csrc/*.c failed to compile?): see the install's output"
-    assert set(_ckernel._ckernels.entry_points()) == {"winograd", "gemv", "attention", "lstm_steps", "quantize"}
+    assert set(_ckernel._ckernels.entry_points()) == {"winograd", "gemv", "attention", "lstm_steps", "planes"}

@@ -25,6 +25,8 @@ def gemm(ctx: NodeContext) -> Output:
     alpha, beta = ctx.attr("alpha", 1.0), ctx.attr("beta", 1.0)
     y = MatMul(ctx.input(0), ctx.input(1), transpose_a=bool(ctx.attr("transA", 0)),
                transpose_b=bool(ctx.attr("transB", 0))).output(0)
+    if ctx.has_input(2):  # openvino's name for the product before its bias (as for Conv; see conv.py)
+        y.node.set_friendly_name(f"{ctx.name}/WithoutBiases")
     if alpha != 1.0:
         y = Multiply(y, _scalar_like(ctx, alpha, y)).output(0)
     c = ctx.optional_input(2)

@@ -3,7 +3,8 @@
 These are the conversions the precision pass puts at the borders of bf16 regions. A reorder rounds to
 nearest-even as ATen and the reference do; it also lays the result out channels-last where every reader
 takes that (a model input going to the first convolution: one pass instead of a conversion and a
-transposition), and, unlike an ATen op, runs warm between oneDNN kernels.
+transposition; an NCHW f32 image into channels-last bf16 runs :mod:`.planes`' C kernel, faster for its few
+channels), and, unlike an ATen op, runs warm between oneDNN kernels.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from vinerun.plugins.cpu.kernels._dnnl import DATA_TYPES, data_address, library,
 from vinerun.plugins.cpu.kernels._dnnl_ops import Reorder, channels_last, dense
 from vinerun.plugins.cpu.kernels._layout import keeps_channels_last
 from vinerun.plugins.cpu.kernels._native import Buffer, NativeStep, channels_last_value, dense_value
+from vinerun.plugins.cpu.kernels._torch import BF16
+from vinerun.plugins.cpu.kernels.planes import PlanesToChannelsLast
 
 _PAIRS = {("f32", "bf16"), ("bf16", "f32")}
 
@@ -38,7 +41,13 @@ def dnnl_convert_kernel(node: Node) -> Kernel | None:
         out_shape, out = (n, h, w, c), channels_last(dims, DATA_TYPES[dst_dt.name])
     else:
         out_shape, out = dims, dense(dims, DATA_TYPES[dst_dt.name])
-    reorder = Reorder(lib, dense(dims, DATA_TYPES[src_dt.name]), out)
+    x_value = dense_value(dims, src_dt)
+    y_value = channels_last_value(dims, dst_dt) if keep_cl else dense_value(dims, dst_dt)
+    reorder: Reorder | PlanesToChannelsLast
+    if dst_dt == BF16 and PlanesToChannelsLast.takes(x_value, y_value):  # an image input into a bf16 model
+        reorder = PlanesToChannelsLast(lib, dims, None)
+    else:
+        reorder = Reorder(lib, dense(dims, DATA_TYPES[src_dt.name]), out)
     impl = optimized_impl(reorder, torch.get_num_threads())
     if impl is None:
         return None
@@ -50,9 +59,7 @@ def dnnl_convert_kernel(node: Node) -> Kernel | None:
         reorder(threads(), data_address(x), data_address(y))
         return [y.transpose(0, 3, 1, 2) if keep_cl else y]
 
-    kernel = Kernel(run, "onednn_reorder")
-    x_value = dense_value(dims, src_dt)
-    y_value = channels_last_value(dims, dst_dt) if keep_cl else dense_value(dims, dst_dt)
+    kernel = Kernel(run, "c_convert" if isinstance(reorder, PlanesToChannelsLast) else "onednn_reorder")
     step = NativeStep(reorder, lambda t: t, [Buffer(False, 0, x_value), Buffer(True, 0, y_value)])
     kernel.native = lambda layouts: step if layouts[0] in (None, x_value) else None
     kernel.impl = impl

@@ -1,28 +1,23 @@
 """Per-tensor QuantizeLinear and DequantizeLinear (the model's input into the first int8 layer, int8 results out
 to f32 ops) as one oneDNN reorder with a scale and a zero point: one pass, rounding half to even and
 saturating as the reference does, laid out channels-last where the readers take that (the first int8
-convolution). A QuantizeLinear of NCHW f32 data into channels-last runs the C kernel ``csrc/quantize.c`` instead
-where it is built (oneDNN's reorder to a 3-channel channels-last image is its generic kernel: 1x3x224x224 ~200 us on
-one thread here, the C kernel 70-100 us).
+convolution; NCHW f32 data into channels-last runs :mod:`.planes`' C kernel, faster for an image's few channels).
 Per-axis and blocked forms run the reference; an array in another layout than planned runs the same arithmetic in
 PyTorch."""
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 import numpy as np
 import torch
 
 from vinerun.ir.core_ops import Constant
-from vinerun.plugins.cpu.kernels import Kernel, _ckernel, cpu_kernel
-from vinerun.plugins.cpu.kernels._ckernel import Api, CKernel
+from vinerun.plugins.cpu.kernels import Kernel, cpu_kernel
 from vinerun.plugins.cpu.kernels._dnnl import (
     ARG_DST,
     ARG_SRC,
     LAYOUT_TYPES,
-    Library,
     PrimitiveCache,
     data_address,
     library,
@@ -36,12 +31,11 @@ from vinerun.plugins.cpu.kernels._native import (
     OutputLayout,
     ValueLayout,
     arriving_layout,
-    channels_last_value,
-    dense_value,
     element_layout,
     output_layout,
 )
 from vinerun.plugins.cpu.kernels._torch import strided_numpy
+from vinerun.plugins.cpu.kernels.planes import PlanesToChannelsLast
 from vinerun.transformations.low_precision.params import (
     ChannelQuantization,
     Quantization,
@@ -51,40 +45,6 @@ from vinerun.transformations.low_precision.params import (
 
 #: input layouts past the planned one a node makes reorders for (then the PyTorch path)
 LAYOUTS = 3
-
-
-class _QuantizeParams(ctypes.Structure):
-    """``quantize`` of csrc/quantize.c."""
-
-    _fields_ = [("api", Api), ("n", ctypes.c_int64), ("c", ctypes.c_int64), ("hw", ctypes.c_int64),
-                ("scale", ctypes.c_float), ("zero_point", ctypes.c_float), ("lo", ctypes.c_float),
-                ("hi", ctypes.c_float)]
-
-
-class PlaneQuantize(CKernel):
-    """QuantizeLinear of NCHW f32 data (one scale and zero point) into a channels-last u8 / s8 array
-    (csrc/quantize.c); keys are thread counts; a call passes ``(src, dst)``."""
-
-    entry = "quantize"
-
-    def __init__(self, lib: Library, shape: tuple[int, ...], q: Quantization):
-        super().__init__(lib)
-        self.dims = (shape[0], shape[1], int(np.prod(shape[2:])))  # [n, c, h * w] planes to [n, h * w, c]
-        self.q = q
-        self.src_md = self.md(*element_layout(dense_value(shape, np.dtype(np.float32))))
-        self.dst_md = self.md(*element_layout(channels_last_value(shape, q.dtype)))
-
-    @staticmethod
-    def takes(src: ValueLayout, dst: ValueLayout, q: Quantization | ChannelQuantization) -> bool:
-        """Whether the kernel runs this quantization between these layouts (and was built)."""
-        shape = src[0]
-        return _ckernel.available() and isinstance(q, Quantization) and len(shape) == 4 and \
-            src == dense_value(shape, np.dtype(np.float32)) and dst == channels_last_value(shape, q.dtype)
-
-    def _params(self, key: int) -> tuple[ctypes.Structure, Any]:
-        del key
-        lo, hi = self.q.limits
-        return _QuantizeParams(Api.of(self.lib), *self.dims, self.q.scale, self.q.zero_point, lo, hi), None
 
 
 def _torch_quantize(x: np.ndarray, q: Quantization) -> np.ndarray:
@@ -121,9 +81,9 @@ def _reorder_kernel(node: Any, q: Quantization | ChannelQuantization, quantize: 
         attrs = {"scales": {arg: (2, q.scales)}, "zero_points": {arg: q.common_zero_point or 0}}
     else:
         attrs = {"scales": {arg: (0, np.float32([q.scale]))}, "zero_points": {arg: q.zero_point}}
-    reorder: Reorder | PlaneQuantize
-    if quantize and PlaneQuantize.takes(src, out.value, q):
-        reorder = PlaneQuantize(lib, dims, q)  # type: ignore[arg-type]
+    reorder: Reorder | PlanesToChannelsLast
+    if quantize and isinstance(q, Quantization) and PlanesToChannelsLast.takes(src, out.value):
+        reorder = PlanesToChannelsLast(lib, dims, q)
     else:
         reorder = Reorder(lib, element_layout(src), element_layout(out.value), **attrs)
     impl = optimized_impl(reorder, torch.get_num_threads())
@@ -140,7 +100,7 @@ def _reorder_kernel(node: Any, q: Quantization | ChannelQuantization, quantize: 
 
     others = PrimitiveCache(make, LAYOUTS)
 
-    def reorder_for(layout: ValueLayout) -> Reorder | PlaneQuantize | None:
+    def reorder_for(layout: ValueLayout) -> Reorder | PlanesToChannelsLast | None:
         return reorder if layout == src else others.get(layout)
 
     threads = torch.get_num_threads
@@ -161,7 +121,7 @@ def _reorder_kernel(node: Any, q: Quantization | ChannelQuantization, quantize: 
         return None if op is None else NativeStep(op, lambda t: t, [Buffer(False, 0, layout),
                                                                     Buffer(True, 0, out.value)])
 
-    kernel = Kernel(run, "c_quantize" if isinstance(reorder, PlaneQuantize) else
+    kernel = Kernel(run, "c_quantize" if isinstance(reorder, PlanesToChannelsLast) else
                     "onednn_quantize" if quantize else "onednn_dequantize")
     kernel.native = native
     kernel.impl = impl

@@ -17,8 +17,8 @@ static PyObject *entry_points(PyObject *self, PyObject *unused) {
     return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n}", "winograd", (Py_ssize_t)(uintptr_t)&vr_winograd_execute, "gemv",
                          (Py_ssize_t)(uintptr_t)&vr_gemv_execute, "attention",
                          (Py_ssize_t)(uintptr_t)&vr_attention_execute, "lstm_steps",
-                         (Py_ssize_t)(uintptr_t)&vr_lstm_steps, "quantize",
-                         (Py_ssize_t)(uintptr_t)&vr_quantize_execute);
+                         (Py_ssize_t)(uintptr_t)&vr_lstm_steps, "planes",
+                         (Py_ssize_t)(uintptr_t)&vr_planes_execute);
 }
 
 /* amx_ready() -> whether the kernels may use AMX tiles here (the CPU has them, Linux granted the process) */

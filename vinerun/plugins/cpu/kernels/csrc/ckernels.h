@@ -96,7 +96,7 @@ void vr_amx_product_bf16(const void *a, int64_t a_stride, int64_t k, const void 
 int vr_winograd_execute(void *self, void *stream, int nargs, const exec_arg *args);
 int vr_gemv_execute(void *self, void *stream, int nargs, const exec_arg *args);
 int vr_attention_execute(void *self, void *stream, int nargs, const exec_arg *args);
-int vr_quantize_execute(void *self, void *stream, int nargs, const exec_arg *args);
+int vr_planes_execute(void *self, void *stream, int nargs, const exec_arg *args);
 
 /* y[0..n) = x[0..k) @ W + add[0..n) for W packed as gemv.c packs it (split over the calling thread's team) */
 /* one direction of an LSTM at batch 1 (lstm.c) */
