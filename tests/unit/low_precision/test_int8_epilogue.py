@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vinerun.plugins.cpu.kernels._dnnl import ELTWISE
+from vinerun.plugins.cpu.kernels._dnnl import ARG_SRC, ELTWISE
 from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, BINARY_MUL
 from vinerun.plugins.cpu.kernels.int8_epilogue import Epilogue, epilogue
 from vinerun.transformations.low_precision import Quantization, QuantizedLayer, Stage, Weights
@@ -164,3 +164,29 @@ def test_a_clamp_the_output_does_not_cover_stays() -> None:
     ep = _agrees(_layer([Stage("clamp", low=0.0, high=6.0)], Quantization(0.1, -3, S8)), dst=S8)
     # the output's scale and zero point went into the weight scales and bias, so the clip's bounds follow them
     assert _kinds(ep) == ["clip"] and ep.ops[0][2:] == (-3.0, 57.0) and ep.dst_scale is None
+
+
+def test_the_source_zero_point_as_a_bias_term_gives_the_same_layer() -> None:
+    """``sum(w (x - z)) = sum(w x) - z sum(w)``: the primitive then takes no source zero point (oneDNN's AMX
+    brgconv has none to take), and its output is the one with the zero point, up to float rounding."""
+    rng = np.random.default_rng(4)
+    w = rng.integers(-127, 128, (CHANNELS, 24)).astype(np.int8)
+    x = rng.integers(0, 256, (300, 24)).astype(np.int64)
+    layer = _layer([Stage("relu")], Quantization(0.05, 3, U8))
+    layer.input = Quantization(0.02, 37, U8)
+    ep = epilogue(layer, U8)
+    assert ep is not None
+    folded = ep.without_source_zero_point(layer, w.sum(axis=1, dtype=np.int64))
+    assert folded.attributes(layer, 1)["zero_points"] == {ARG_SRC: 0}
+    assert ep.attributes(layer, 1)["zero_points"] == {ARG_SRC: 37}
+
+    def as_conv(acc: np.ndarray) -> np.ndarray:  # [rows, channels] as [1, channels, rows, 1]
+        return acc.T.reshape(1, CHANNELS, -1, 1).astype(np.float32)
+
+    want = _as_onednn_runs(ep, layer, as_conv((x - 37) @ w.T.astype(np.int64)), None, U8)
+    got = _as_onednn_runs(folded, layer, as_conv(x @ w.T.astype(np.int64)), None, U8)
+    diff = np.abs(got.astype(int) - want.astype(int))
+    assert diff.max() <= 1 and np.mean(diff == 0) > 0.999
+    plain = _layer([], None)  # its input's zero point is 3
+    plain.input = Quantization(0.02, 0, U8)
+    assert ep.without_source_zero_point(plain, w.sum(axis=1)) is ep  # none to fold

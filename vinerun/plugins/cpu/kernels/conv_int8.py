@@ -49,6 +49,8 @@ def int8_conv_kernel(node: Any) -> Kernel | None:
     n_sp = len(size) - 2
     pads_begin, pads_end = head.explicit_pads(list(size[2:]), list(w_flat.shape[2:]))
     strides, dilations, _, _ = head.spatial_attrs(n_sp)
+    if not any(pads_begin) and not any(pads_end):  # no padding to stand for the source zero point
+        ep = ep.without_source_zero_point(layer, w_flat.reshape(w_flat.shape[0], -1).sum(axis=1, dtype=np.int64))
     types = (INT_TYPES[src_dt.name], INT_TYPES.get(dst_dt.name, F32_TYPE))
     conv = Conv2d(lib, w_flat, ep.bias, groups, size, out_shape, list(strides), list(dilations), list(pads_begin),
                   list(pads_end), ep.ops, S8, types=types, **ep.attributes(layer, 3 if grouped else 1))
