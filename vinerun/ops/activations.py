@@ -146,9 +146,14 @@ class Gelu(FloatMath):
         return super().infer()
 
     def fn(self, x):
-        if self.approximation_mode.upper() == "TANH":
-            return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
-        return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+        return gelu(x, self.approximation_mode)
+
+
+def gelu(x: np.ndarray, approximation_mode: str = "ERF") -> np.ndarray:
+    """``x * Phi(x)``: exact (``"ERF"``) or with the tanh approximation (``"TANH"``)."""
+    if approximation_mode.upper() == "TANH":
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
 
 
 @register_op

@@ -97,3 +97,16 @@ def attention_block() -> onnx.ModelProto:
     scores = g.qdq(g.node("MatMul", [q, kt], name="scores"), 0.1, 128)
     p = g.qdq(g.node("Softmax", [scores], axis=-1), 1 / 255, 0)
     return g.model({"x": [1, 16, 32]}, g.qdq(g.node("MatMul", [p, v], name="context"), 0.05, 128))
+
+
+def mlp_block() -> onnx.ModelProto:
+    """A transformer's MLP as onnxruntime quantizes it: the first projection requantized, its bias, GELU as
+    exporters write it (``x * 0.5 * (1 + erf(x / sqrt 2))``), the GELU's output quantized, the second projection."""
+    g = QdqGraph(5)
+    x = g.qdq("x", 0.03, 128)
+    h = g.qdq(g.node("MatMul", [x, g.weights((32, 64), axis=1)], name="fc1"), 0.04, 120)
+    h = g.node("Add", [h, g.const((g.rng.standard_normal(64) * 0.2).astype(np.float32), "b1")])
+    erf = g.node("Erf", [g.node("Div", [h, g.const(np.float32(np.sqrt(2.0)))])])
+    act = g.node("Mul", [g.node("Mul", [h, g.const(np.float32(0.5))]), g.node("Add", [erf, g.const(np.float32(1.0))])])
+    y = g.node("MatMul", [g.qdq(act, 0.02, 10), g.weights((64, 32), axis=1)], name="fc2")
+    return g.model({"x": [1, 16, 32]}, g.qdq(y, 0.05, 128))

@@ -13,6 +13,7 @@ from tests.unit.low_precision._qdq import (
     QdqGraph,
     attention_block,
     depthwise_cnn,
+    mlp_block,
     per_channel_activation,
     residual_cnn,
 )
@@ -113,6 +114,19 @@ def test_attention_matmuls_of_two_int8_tensors_run_int8() -> None:
     executed = {p.node_type for p in profile if p.status == p.Status.EXECUTED}
     # no DequantizeLinear runs: the scores' closing Q/DQ pair is a rounding post-op of their int8 matmul
     assert executed == {"QuantizeLinear", "QuantizedMatMul", "Transpose", "Softmax"}, executed
+
+
+@needs_dnnl
+def test_a_gelu_between_two_int8_matmuls_is_the_first_ones_post_op() -> None:
+    x = np.random.default_rng(5).standard_normal((1, 16, 32)).astype(np.float32)
+    got, expected, profile = _run(mlp_block(), x)
+    assert np.abs(got - expected).max() <= 2 * 0.05 + 1e-6
+    assert np.mean(np.abs(got - expected) < 1e-6) > 0.9
+    types = _exec_types(profile, "fc1", "fc2")
+    assert len(types) == 2 and all(t.endswith("_int8") for t in types.values()), types
+    executed = {p.node_type for p in profile if p.status == p.Status.EXECUTED}
+    # the bias, the GELU and the closing quantization ran inside fc1: it writes the u8 that fc2 reads
+    assert executed == {"QuantizeLinear", "QuantizedMatMul"}, executed
 
 
 def test_a_quantization_pair_on_f32_values_is_one_rounding_pass() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vinerun.ops.activations import gelu
 from vinerun.plugins.cpu.kernels._dnnl import ARG_SRC, ELTWISE
 from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, BINARY_MUL
 from vinerun.plugins.cpu.kernels.int8_epilogue import Epilogue, epilogue
@@ -75,6 +76,8 @@ def _as_onednn_runs(ep: Epilogue, layer: QuantizedLayer, acc: np.ndarray, residu
             y = np.clip(y, f(op[2]), f(op[3]))
         elif NAMES[op[1]] == "relu":
             y = np.maximum(y, f(0))
+        elif NAMES[op[1]] in ("gelu_erf", "gelu_tanh"):
+            y = gelu(y, "ERF" if NAMES[op[1]] == "gelu_erf" else "TANH")
         else:
             pytest.fail(f"unexpected post-op {op}")
         y = y.astype(f)
@@ -190,3 +193,11 @@ def test_the_source_zero_point_as_a_bias_term_gives_the_same_layer() -> None:
     plain = _layer([], None)  # its input's zero point is 3
     plain.input = Quantization(0.02, 0, U8)
     assert ep.without_source_zero_point(plain, w.sum(axis=1)) is ep  # none to fold
+
+
+@pytest.mark.parametrize("mode", ["ERF", "TANH"])
+def test_a_gelu_after_the_bias_is_a_post_op_before_the_output_quantization(mode) -> None:
+    stages = [Stage("requantize", quantization=Quantization(0.01413, 123, U8)),
+              Stage("add", operand=np.linspace(-0.3, 0.3, CHANNELS).astype(np.float32)), Stage("gelu", mode=mode)]
+    ep = _agrees(_layer(stages, Quantization(0.02137, 9, U8)))
+    assert _kinds(ep) == ["round", "clip", "linear", "binary", f"gelu_{mode.lower()}", "linear"]

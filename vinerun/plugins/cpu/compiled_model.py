@@ -40,11 +40,12 @@ def compile_plan(model: Model, precision: Any, winograd: bool = True, dq_group: 
 
     ``model`` comes from ``common_cleanup(keep_decompression=True)``: the int8 passes take the weight
     dequantization subgraphs first, and what they leave is folded into f32 constants here."""
+    GeluFusion()(model)  # first, so an int8 layer takes its GELU (a transformer's MLP) as a post-op too
     low_precision()(model)
     compress_weight_ops(model, dq_group)  # int8 / int4 weight-only MatMuls and Gathers keep their weights packed
     fold_decompression(model)
     rewrite_patterns(model)
-    GeluFusion()(model)  # before the convolution's fusion, which takes a Gelu as a post-op
+    GeluFusion()(model)  # again (after the rewrites), before the convolution's fusion, which takes a Gelu
     conv_fusion()(model)
     attention_fusion()(model)
     NanGuardFusion()(model)  # after the attention fusion, which takes the guards of the attentions it fuses

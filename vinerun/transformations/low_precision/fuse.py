@@ -237,6 +237,8 @@ class LowPrecisionFusion(InPlacePass):
                 chain.take(reader, Stage("add", operand=bias))  # a bias after a requantization
             elif t == "Relu":
                 chain.take(reader, Stage("relu"))
+            elif t == "Gelu":  # a transformer's MLP: its quantization after the GELU then closes the layer
+                chain.take(reader, Stage("gelu", mode=str(getattr(reader, "approximation_mode", "ERF")).upper()))
             elif t == "Clamp":
                 chain.take(reader, Stage("clamp", float(reader.min), float(reader.max)))  # type: ignore[attr-defined]
             elif t in ("Maximum", "Minimum") and (bound := _scalar_bound(reader, value)) is not None:

@@ -16,15 +16,17 @@ import numpy as np
 
 from vinerun.ir.node import Node
 from vinerun.ir.types import Type
+from vinerun.ops.activations import gelu
 from vinerun.transformations.low_precision.params import ChannelQuantization, Quantization, Weights
 
 
 @dataclass(frozen=True)
 class Stage:
-    """A post-op in real units. ``kind``: ``"relu"``, ``"clamp"`` (``low``, ``high``), ``"requantize"`` (round to
-    ``quantization``'s grid and saturate, as a QuantizeLinear -> DequantizeLinear pair), ``"sum"`` (add the
-    node's input ``index`` dequantized with ``quantization``), ``"add"`` (add the constant ``operand``, one
-    value per output channel: a bias after a requantization)."""
+    """A post-op in real units. ``kind``: ``"relu"``, ``"clamp"`` (``low``, ``high``), ``"gelu"`` (``mode``
+    ``"ERF"`` or ``"TANH"``), ``"requantize"`` (round to ``quantization``'s grid and saturate, as a
+    QuantizeLinear -> DequantizeLinear pair), ``"sum"`` (add the node's input ``index`` dequantized with
+    ``quantization``), ``"add"`` (add the constant ``operand``, one value per output channel: a bias after a
+    requantization)."""
 
     kind: str
     low: float = 0.0
@@ -32,8 +34,11 @@ class Stage:
     quantization: Quantization | ChannelQuantization | None = None
     index: int = 0
     operand: np.ndarray | None = field(default=None, compare=False)
+    mode: str = ""
 
     def apply(self, y: np.ndarray, inputs: list, channel_axis: int = 1) -> np.ndarray:
+        if self.kind == "gelu":
+            return np.asarray(gelu(y, self.mode), np.float32)
         if self.kind == "add":
             shape = [1] * y.ndim
             shape[channel_axis] = -1

@@ -296,8 +296,9 @@ def _small_float_convert(to: np.dtype, torch_dtype: torch.dtype) -> Kernel:
 def convert(node: Node) -> Kernel | None:
     """Conversions where ATen can reproduce the reference exactly.
 
-    Into floats from any ATen type; between integers (two's complement wrap); float -> integer up to
-    32 bits (truncate, NaN -> 0, clamp to the range: done in f64, where those bounds are exact).
+    Into floats from any ATen type; between integers (two's complement wrap); into booleans (non-zero is true);
+    float -> integer up to 32 bits (truncate, NaN -> 0, clamp to the range: done in f64, where those bounds are
+    exact).
     """
     if node.type_name == "Convert" and node.get_input_element_type(0) == node.get_output_element_type(0):
         return identity_convert(node)
@@ -306,9 +307,11 @@ def convert(node: Node) -> Kernel | None:
         return direct
     src = _types(node)[0]
     dst = node.get_output_element_type(0).get_type_name()
-    if src not in _TORCH_TYPES or dst not in _TORCH_TYPES or dst == "boolean":
+    if src not in _TORCH_TYPES or dst not in _TORCH_TYPES:
         return None
     dtype = _TORCH_DTYPE[dst]
+    if dst == "boolean":  # non-zero (NaN too) is true, as NumPy's and the reference's cast
+        return _unary_kernel(lambda x: x.to(dtype), "to")
     if dst in FLOAT_TYPES:
         if src == "f64" and dst in ("f16", "bf16"):
             return None  # ATen narrows f64 through f32: two roundings

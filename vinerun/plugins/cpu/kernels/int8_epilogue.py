@@ -80,6 +80,7 @@ class _Step:
     q: AnyQuantization | None = None
     index: int = 0
     operand: np.ndarray | None = None
+    mode: str = ""
 
     @staticmethod
     def of(stage: Stage) -> _Step:
@@ -91,7 +92,7 @@ class _Step:
             q = stage.quantization
             assert q is not None  # noqa: S101 - a requantization always has its grid
             return _Step("requantize", *q.limits, q=q)
-        return _Step(stage.kind, q=stage.quantization, index=stage.index, operand=stage.operand)
+        return _Step(stage.kind, q=stage.quantization, index=stage.index, operand=stage.operand, mode=stage.mode)
 
 
 def epilogue(layer: QuantizedLayer, dst_dtype: np.dtype, rank: int = 4) -> Epilogue | None:
@@ -123,9 +124,12 @@ def epilogue(layer: QuantizedLayer, dst_dtype: np.dtype, rank: int = 4) -> Epilo
             ops.append(("binary", BINARY_ADD, np.asarray(step.operand, np.float32).reshape(shape)))
         elif step.kind == "clamp":
             ops.append(_clamp(step))
+        elif step.kind == "gelu":
+            ops.append(("eltwise", ELTWISE["gelu_tanh" if step.mode == "TANH" else "gelu_erf"], 0.0, 0.0))
         elif step.kind == "requantize":
             ops += _to_grid(step.q, rank) + _round(step) + _from_grid(step.q, rank)  # type: ignore[arg-type]
-        else:  # a sum into the destination: read in place of it, so of the same size
+        else:  # a sum into the destination (read in place of it, so of the same size)
+            assert step.kind == "sum"  # noqa: S101 - the stages' kinds are the ones above
             q = step.q
             assert isinstance(q, Quantization)  # noqa: S101 - per tensor: a per-channel one is never fused
             if q.dtype.itemsize != dst_dtype.itemsize:
