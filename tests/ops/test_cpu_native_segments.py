@@ -155,6 +155,28 @@ def test_profiling_still_times_each_node():
     assert sum(p.node_type in ("Convolution", "FusedConvolution") for p in executed) == 3
 
 
+def test_profiling_times_the_steps_inside_their_segment(monkeypatch):
+    """PERF_COUNT runs a segment natively, timing its primitives one by one (not each step's Python kernel, which
+    allocates and copies what the native path does not), and gives what an unprofiled run gives."""
+    model, x = conv_chain(3, pool=True), rand([1, 8, 12, 12])
+    compiled = ov.Core().compile_model(model, "CPU", {**F32, "PERF_COUNT": True})
+    plan = compiled._impl.plan
+    assert segments(plan)
+    for segment in segments(plan):
+        for step in segment.steps:
+            monkeypatch.setattr(step.kernel, "fn", lambda inputs: pytest.fail("a segment step ran from Python"))
+    request = compiled.create_infer_request()
+    got = request.infer([x])[0]
+    np.testing.assert_allclose(got, run_reference(model, [x])[0], rtol=1e-4, atol=1e-4)
+    executed = [p for p in request.get_profiling_info() if p.status == ov.ProfilingInfo.Status.EXECUTED]
+    convolutions = [p for p in executed if p.node_type in ("Convolution", "FusedConvolution")]
+    assert len(convolutions) == 3 and all(p.real_time.total_seconds() > 0 for p in convolutions)
+    calls = []
+    monkeypatch.setattr(Segment, "_python", lambda self, inputs: calls.append(1) or pytest.fail("fell back"))
+    request.infer([np.asfortranarray(x)])  # another layout: copied in, still native
+    assert not calls
+
+
 def test_compiled_loop_contract():
     steploop = native_segment._steploop
     if steploop is None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,20 +154,46 @@ class Segment:
         return self.steps[0].node
 
     def __call__(self, inputs: list[Any]) -> list[Any]:
+        addresses = self._addresses(inputs)
+        if addresses is None:
+            return self._python(inputs)
+        fresh = [np.empty(dims, dtype) for dims, dtype in self.fresh_shapes]
+        failed = self.instance().run((*addresses, *fresh))
+        if failed != -1:
+            raise self.failure(failed)
+        return self._outputs(fresh)
+
+    def timed(self, inputs: list[Any]) -> tuple[list[Any], list[tuple[float, float]]] | None:
+        """A native run that times each step (``PERF_COUNT``): the outputs and each step's (wall, CPU) seconds
+        (0 for a view); None where the inputs are not the planned arrays (the caller runs the steps' kernels).
+        The primitives run one ctypes call each (~1 us more a step than the C loop)."""
+        addresses = self._addresses(inputs)
+        if addresses is None:
+            return None
+        fresh = [np.empty(dims, dtype) for dims, dtype in self.fresh_shapes]
+        failed, seconds = self.instance().run_timed((*addresses, *fresh))
+        if failed != -1:
+            raise self.failure(failed)
+        per_step = [(0.0, 0.0)] * len(self.steps)
+        for index, spent in zip(self.table_steps, seconds, strict=True):
+            per_step[index] = spent
+        return self._outputs(fresh), per_step
+
+    def _addresses(self, inputs: list[Any]) -> list[Any] | None:
+        """The run's input arrays in their planned layouts (copied in where only the strides differ), or None."""
         addresses = []
         for k, (x, (shape, strides, dtype)) in enumerate(zip(inputs, self.in_layouts, strict=True)):
             if not isinstance(x, np.ndarray) or x.shape != shape or x.dtype != dtype:
-                return self._python(inputs)
+                return None
             if x.strides != strides:  # e.g. an NCHW model input to a channels-last segment: copied in
                 copy = self._copiers.get((k, x.strides))
                 if copy is None:
                     copy = self._copiers[(k, x.strides)] = _CopyIn(x, self.in_layouts[k])
                 x = inputs[k] = copy(x)
             addresses.append(x)
-        fresh = [np.empty(dims, dtype) for dims, dtype in self.fresh_shapes]
-        failed = self.instance().run((*addresses, *fresh))
-        if failed != -1:
-            raise self.failure(failed)
+        return addresses
+
+    def _outputs(self, fresh: list[np.ndarray]) -> list[Any]:
         # a member may have another type than its buffer's root (a u8 sum written over an s8 residual)
         return [np.ndarray(shape, dtype, a, offset, strides) if (a := fresh[g]).strides != strides or offset
                 or a.shape != shape or a.dtype != dtype else a for g, shape, strides, offset, dtype in self.out_views]
@@ -249,6 +276,21 @@ class SegmentInstance:
         else:
             failed = self._run_ctypes(addresses)
         return failed if failed < 0 else self._index[failed]
+
+    def run_timed(self, buffers: tuple[Any, ...]) -> tuple[int, list[tuple[float, float]]]:
+        """As :meth:`run` through ctypes, timing each table step: (-1 or the failed step's index, each step's
+        (wall, CPU) seconds)."""
+        addresses = [b if isinstance(b, int) else b.ctypes.data for b in buffers]
+        for mem, buffer, offset in self.py_handles:
+            if self._set_handle(mem, addresses[buffer] + offset):
+                return -2, []
+        stream, seconds = self._stream, []
+        for i, (execute, prim, nargs, args) in enumerate(self._py_steps):
+            t0, c0 = time.perf_counter(), time.process_time()
+            if execute(prim, stream, nargs, args):
+                return self._index[i], seconds
+            seconds.append((time.perf_counter() - t0, time.process_time() - c0))
+        return -1, seconds
 
     def _run_ctypes(self, buffers: tuple[Any, ...]) -> int:
         addresses = [b if isinstance(b, int) else b.ctypes.data for b in buffers]

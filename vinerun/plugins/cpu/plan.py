@@ -259,26 +259,65 @@ class Plan:
             raise node_error(self.items[i].node, e) from e
 
     def _run_profiled(self, values: list[Any], profile: list[ProfilingInfo]) -> None:
-        for step in self.steps:
-            node = step.node
-            args = [None if s < 0 else values[s] for s in step.ins]
-            t0, c0 = time.perf_counter(), time.process_time()
-            try:
-                outs = step.kernel.fn(args)
-            except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
-                raise node_error(node, e) from e
-            profile.append(ProfilingInfo(node.friendly_name, node.type_name, profiled_exec_type(step.kernel),
-                                         "EXECUTED", timedelta(seconds=time.perf_counter() - t0),
-                                         timedelta(seconds=time.process_time() - c0)))
-            for name, type_name in getattr(node, "fused_names", ()):
-                profile.append(ProfilingInfo(name, type_name, "undef", "OPTIMIZED_OUT"))
-            for s, v in zip(step.outs, outs, strict=False):
-                values[s] = v
-            for s in step.free:
-                values[s] = None
+        """Each step timed as it runs in the fast path: a native segment's primitives in the segment (timed one
+        by one), other steps through their kernels."""
+        for item in self.items:
+            if isinstance(item, Segment):
+                timed = self._run_segment_timed(item, values)
+                if timed is not None:
+                    for step, (wall, cpu) in zip(item.steps, timed, strict=True):
+                        _record(profile, step, wall, cpu)
+                    continue
+            # a shape group's steps read and write their own values (the plan keeps only what it hands on)
+            local = {s: values[s] for s in item.ins} if isinstance(item, ShapeGroup) else None
+            for step in item.steps if isinstance(item, Segment | ShapeGroup) else [item]:
+                args = [None if s < 0 else local[s] if local is not None and s in local else values[s]
+                        for s in step.ins]
+                t0, c0 = time.perf_counter(), time.process_time()
+                try:
+                    outs = step.kernel.fn(args)
+                except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
+                    raise node_error(step.node, e) from e
+                _record(profile, step, time.perf_counter() - t0, time.process_time() - c0)
+                written = local if local is not None else values
+                for s, v in zip(step.outs, outs, strict=False):
+                    written[s] = v
+                if local is None:
+                    for s in step.free:
+                        values[s] = None
+            if local is not None:
+                for s in item.outs:
+                    values[s] = local[s]
+                for s in item.free:
+                    values[s] = None
+
+    @staticmethod
+    def _run_segment_timed(segment: Segment, values: list[Any]) -> list[tuple[float, float]] | None:
+        """Run ``segment`` natively, its steps timed; None (nothing run) where its inputs are not as planned."""
+        try:
+            timed = segment.timed([None if s < 0 else values[s] for s in segment.ins])
+        except SegmentError as e:
+            raise node_error(e.node, e.cause) from e.cause
+        if timed is None:
+            return None
+        outs, seconds = timed
+        for s, v in zip(segment.outs, outs, strict=True):
+            values[s] = v
+        for s in segment.free:
+            values[s] = None
+        return seconds
 
     def run_body(self, body: Model, inputs: Any) -> list[Any]:
         plan = self._bodies.get(id(body))
         if plan is None:
             plan = self._bodies[id(body)] = Plan(body)
         return plan.run(list(inputs))
+
+
+def _record(profile: list[ProfilingInfo], step: Step, wall: float, cpu: float) -> None:
+    """A step's profiling entry, then those of the ops its node fused (optimized out)."""
+    node = step.node
+    profile.append(ProfilingInfo(node.friendly_name, node.type_name, profiled_exec_type(step.kernel), "EXECUTED",
+                                 timedelta(seconds=wall), timedelta(seconds=cpu)))
+    for name, type_name in getattr(node, "fused_names", ()):
+        profile.append(ProfilingInfo(name, type_name, "undef", "OPTIMIZED_OUT"))
