@@ -20,7 +20,7 @@ from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.ops.activations import Clamp, Relu
-from vinerun.transformations.fusions import _FLOATS, _sole_consumer, scalar_constant
+from vinerun.transformations.fusions import _FLOATS, _sole_consumer, keeps_value, scalar_constant
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
 
 
@@ -38,7 +38,7 @@ def _bounds(node: Node) -> tuple[Output, float, float] | None:
         value = scalar_constant(bound)
         if value is None or math.isnan(value) or x.element_type.get_type_name() not in _FLOATS:
             continue
-        if node.get_output_partial_shape(0) != x.partial_shape or node.get_output_element_type(0) != x.element_type:
+        if not keeps_value(node, x):
             continue
         return (x, value, math.inf) if node.type_name == "Maximum" else (x, -math.inf, value)
     return None

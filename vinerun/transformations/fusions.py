@@ -66,6 +66,12 @@ def is_scalar(out: Output, want: float) -> bool:
     return value is not None and abs(value - want) <= 1e-5 * max(1.0, abs(want))
 
 
+def keeps_value(node: Node, x: Output) -> bool:
+    """Whether ``node``'s output has ``x``'s shape and element type (a unary op of ``x`` may replace it: no
+    operand broadcast it larger or changed its type)."""
+    return node.get_output_partial_shape(0) == x.partial_shape and node.get_output_element_type(0) == x.element_type
+
+
 def _sole_consumer(node: Node) -> Node | None:
     targets = node.output(0).get_target_inputs()
     if node.get_output_size() != 1 or len(targets) != 1:

@@ -17,7 +17,7 @@ from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.ops.activations import HSwish
-from vinerun.transformations.fusions import _sole_consumer, is_scalar
+from vinerun.transformations.fusions import _sole_consumer, is_scalar, keeps_value
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
 
 
@@ -116,7 +116,7 @@ class HSwishFusion(InPlacePass):
             if found is None:
                 continue
             x, nodes = found
-            if node.get_output_partial_shape(0) != x.partial_shape or node.get_output_element_type(0) != x.element_type:
+            if not keeps_value(node, x):
                 continue
             hswish = HSwish(x, name=node.friendly_name)
             replace_output_update_name(node.output(0), hswish.output(0))

@@ -18,7 +18,7 @@ from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
 from vinerun.ir.node import Attr, Node, Output
 from vinerun.ops._base import UnaryElementwise
-from vinerun.transformations.fusions import _FLOATS, _sole_consumer, scalar_constant
+from vinerun.transformations.fusions import _FLOATS, _sole_consumer, keeps_value, scalar_constant
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
 
 
@@ -43,8 +43,7 @@ def match_nan_guard(select: Node) -> tuple[Output, float, Node] | None:
     value = scalar_constant(then)
     if value is None or math.isnan(value) or other.element_type.get_type_name() not in _FLOATS:
         return None
-    if select.get_output_partial_shape(0) != other.partial_shape or select.get_output_element_type(0) != \
-            other.element_type:
+    if not keeps_value(select, other):
         return None
     return other, value, isnan
 

@@ -12,6 +12,7 @@ from vinerun.ir.graph_edit import replace_output_update_name
 from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.ops.activations import Swish
+from vinerun.transformations.fusions import keeps_value
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
 
 
@@ -23,7 +24,7 @@ def match_swish(mul: Node) -> tuple[Output, Node] | None:
     for x, s in ((a, b), (b, a)):
         sig = s.node
         if sig.type_name == "Sigmoid" and sig.input_value(0) == x:
-            if mul.get_output_partial_shape(0) == x.partial_shape and mul.get_output_element_type(0) == x.element_type:
+            if keeps_value(mul, x):
                 return x, sig
     return None
 

@@ -37,6 +37,11 @@ def has_native_bf16() -> bool:
     return bool({"amx_bf16", "avx512_bf16"} & cpu_flags())
 
 
+def has_amx_bf16() -> bool:
+    """AMX-BF16 tiles (a Sapphire Rapids or later Xeon)."""
+    return "amx_bf16" in cpu_flags()
+
+
 def optimization_capabilities() -> list[str]:
     caps = ["FP32", "INT8", "BIN", "EXPORT_IMPORT"]
     if has_native_bf16():

@@ -280,10 +280,8 @@ class SegmentInstance:
     def run_timed(self, buffers: tuple[Any, ...]) -> tuple[int, list[tuple[float, float]]]:
         """As :meth:`run` through ctypes, timing each table step: (-1 or the failed step's index, each step's
         (wall, CPU) seconds)."""
-        addresses = [b if isinstance(b, int) else b.ctypes.data for b in buffers]
-        for mem, buffer, offset in self.py_handles:
-            if self._set_handle(mem, addresses[buffer] + offset):
-                return -2, []
+        if not self._point_handles(buffers):
+            return -2, []
         stream, seconds = self._stream, []
         for i, (execute, prim, nargs, args) in enumerate(self._py_steps):
             t0, c0 = time.perf_counter(), time.process_time()
@@ -292,11 +290,14 @@ class SegmentInstance:
             seconds.append((time.perf_counter() - t0, time.process_time() - c0))
         return -1, seconds
 
-    def _run_ctypes(self, buffers: tuple[Any, ...]) -> int:
+    def _point_handles(self, buffers: tuple[Any, ...]) -> bool:
+        """Point the per-run memory objects at the run's buffers (through ctypes); False if one failed."""
         addresses = [b if isinstance(b, int) else b.ctypes.data for b in buffers]
-        for mem, buffer, offset in self.py_handles:
-            if self._set_handle(mem, addresses[buffer] + offset):
-                return -2
+        return not any(self._set_handle(mem, addresses[buffer] + offset) for mem, buffer, offset in self.py_handles)
+
+    def _run_ctypes(self, buffers: tuple[Any, ...]) -> int:
+        if not self._point_handles(buffers):
+            return -2
         stream = self._stream
         for i, (execute, prim, nargs, args) in enumerate(self._py_steps):
             if execute(prim, stream, nargs, args):

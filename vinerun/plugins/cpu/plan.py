@@ -262,34 +262,24 @@ class Plan:
         """Each step timed as it runs in the fast path: a native segment's primitives in the segment (timed one
         by one), other steps through their kernels."""
         for item in self.items:
-            if isinstance(item, Segment):
-                timed = self._run_segment_timed(item, values)
-                if timed is not None:
-                    for step, (wall, cpu) in zip(item.steps, timed, strict=True):
-                        _record(profile, step, wall, cpu)
-                    continue
-            # a shape group's steps read and write their own values (the plan keeps only what it hands on)
-            local = {s: values[s] for s in item.ins} if isinstance(item, ShapeGroup) else None
-            for step in item.steps if isinstance(item, Segment | ShapeGroup) else [item]:
-                args = [None if s < 0 else local[s] if local is not None and s in local else values[s]
-                        for s in step.ins]
-                t0, c0 = time.perf_counter(), time.process_time()
-                try:
-                    outs = step.kernel.fn(args)
-                except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
-                    raise node_error(step.node, e) from e
-                _record(profile, step, time.perf_counter() - t0, time.process_time() - c0)
-                written = local if local is not None else values
-                for s, v in zip(step.outs, outs, strict=False):
-                    written[s] = v
-                if local is None:
-                    for s in step.free:
-                        values[s] = None
-            if local is not None:
+            timed = self._run_segment_timed(item, values) if isinstance(item, Segment) else None
+            if timed is not None:
+                for step, (wall, cpu) in zip(item.steps, timed, strict=True):
+                    _record(profile, step, wall, cpu)
+            elif isinstance(item, ShapeGroup):  # its steps read and write values of their own; it hands on some
+                local = {s: values[s] for s in item.ins}
+                read = local.get  # a value made outside the group: from the plan's slots
+                for step in item.steps:
+                    _run_step_profiled(step, lambda s, read=read: read(s, values[s]), local, profile)
                 for s in item.outs:
                     values[s] = local[s]
                 for s in item.free:
                     values[s] = None
+            else:
+                for step in item.steps if isinstance(item, Segment) else [item]:
+                    _run_step_profiled(step, values.__getitem__, values, profile)
+                    for s in step.free:
+                        values[s] = None
 
     @staticmethod
     def _run_segment_timed(segment: Segment, values: list[Any]) -> list[tuple[float, float]] | None:
@@ -312,6 +302,19 @@ class Plan:
         if plan is None:
             plan = self._bodies[id(body)] = Plan(body)
         return plan.run(list(inputs))
+
+
+def _run_step_profiled(step: Step, read: Any, written: Any, profile: list[ProfilingInfo]) -> None:
+    """Run ``step``'s kernel on the values ``read(slot)`` gives, timed; its outputs go into ``written``."""
+    args = [None if s < 0 else read(s) for s in step.ins]
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        outs = step.kernel.fn(args)
+    except Exception as e:  # noqa: BLE001 - name the node whose kernel failed
+        raise node_error(step.node, e) from e
+    _record(profile, step, time.perf_counter() - t0, time.process_time() - c0)
+    for s, v in zip(step.outs, outs, strict=False):
+        written[s] = v
 
 
 def _record(profile: list[ProfilingInfo], step: Step, wall: float, cpu: float) -> None:

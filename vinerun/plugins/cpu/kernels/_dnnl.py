@@ -431,7 +431,9 @@ class Conv2d(Primitive):
         # a bf16 depthwise convolution on an AMX CPU runs oneDNN's brdgmm_dw: 15-35% faster than its jit_dw on
         # MobileNetV2's layers there (1 and 2 threads; f32 is the other way round). This oneDNN's brdgmm_dw takes no
         # f32 bias with bf16 data, so the bias comes as a first binary post-op (the same sum, before the others).
-        self.prefers_brdgmm = groups > 1 and groups == in_shape[1] == out_shape[1] and dtype == BF16 and _amx_cpu()
+        from vinerun.plugins.cpu.device_info import has_amx_bf16  # the plugin's package: not at this module's import
+
+        self.prefers_brdgmm = groups > 1 and groups == in_shape[1] == out_shape[1] and dtype == BF16 and has_amx_bf16()
         if self.prefers_brdgmm and bias is not None:
             from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD  # it imports this module
 
@@ -553,13 +555,6 @@ class PrimitiveCache:
                 op = self._make(key)
                 self._made[key] = op if op is not None and optimized_impl(op, torch.get_num_threads()) else None
             return self._made.get(key)
-
-
-def _amx_cpu() -> bool:
-    """Whether the CPU has AMX-BF16 tiles (a Sapphire Rapids or later Xeon)."""
-    from vinerun.plugins.cpu.device_info import cpu_flags
-
-    return "amx_bf16" in cpu_flags()
 
 
 def _impl_of(lib: Library, pd: ctypes.c_void_p) -> str:
