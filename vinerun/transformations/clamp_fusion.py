@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import math
 
-from vinerun.ir.graph_edit import replace_output_update_name
-from vinerun.ir.model import Model
 from vinerun.ir.node import Node, Output
 from vinerun.ops.activations import Clamp, Relu
 from vinerun.transformations.fusions import _FLOATS, _sole_consumer, keeps_value, scalar_constant
-from vinerun.transformations.pass_infra import InPlacePass, PassResult
+from vinerun.transformations.pass_infra import ReplaceMatches
 
 
 def _bounds(node: Node) -> tuple[Output, float, float] | None:
@@ -44,35 +42,42 @@ def _bounds(node: Node) -> tuple[Output, float, float] | None:
     return None
 
 
-class MinMaxToClamp(InPlacePass):
+def _clip(match: tuple[Node, Output, float, float, list[Node]]) -> Node:
+    node, x, lo, hi, _ = match
+    if lo == 0.0 and hi == math.inf:
+        return Relu(x, name=node.friendly_name)
+    return Clamp(x, min=lo, max=hi, name=node.friendly_name)
+
+
+class MinMaxToClamp(ReplaceMatches):
     """Replace constant-bound Maximum / Minimum nodes, and clips of clips, by one Relu or Clamp each.
 
     >>> MinMaxToClamp()(model).modified
     True
     """
 
-    def call(self, model: Model) -> PassResult:
-        modified = False
-        for node in model.get_ordered_ops():  # producers first: a Minimum sees its Maximum already rewritten
-            if node.type_name not in ("Maximum", "Minimum", "Clamp") or not node.output(0).get_target_inputs():
-                continue
-            found = _bounds(node)
-            if found is None:
-                continue
-            x, lo, hi = found
-            replaced = [node]
-            inner = _bounds(x.node) if x.node.type_name in ("Relu", "Clamp") else None
-            if inner is not None and _sole_consumer(x.node) is node:
-                replaced.append(x.node)
-                x, lo, hi = inner[0], max(lo, inner[1]), min(hi, inner[2])
-            elif node.type_name == "Clamp":
-                continue  # nothing to merge
-            if lo > hi:
-                continue  # an empty range: Clamp's bounds must be ordered; left as written
-            clip = Relu(x, name=node.friendly_name) if lo == 0.0 and hi == math.inf else Clamp(
-                x, min=lo, max=hi, name=node.friendly_name)
-            replace_output_update_name(node.output(0), clip.output(0))
-            for old in replaced:  # x's readers must be the new node alone, for the fusions after
-                old.detach()
-            modified = True
-        return PassResult(model, modified)
+    def __init__(self) -> None:
+        super().__init__(_clip)
+
+    def match(self, node: Node) -> tuple[Node, Output, float, float, list[Node]] | None:
+        """(the node, x, lo, hi, the nodes the clip replaces; x's readers must be the new node alone, for the
+        fusions after), or None. Producers come first: a Minimum sees its Maximum already rewritten."""
+        if node.type_name not in ("Maximum", "Minimum", "Clamp") or not node.output(0).get_target_inputs():
+            return None
+        found = _bounds(node)
+        if found is None:
+            return None
+        x, lo, hi = found
+        replaced = [node]
+        inner = _bounds(x.node) if x.node.type_name in ("Relu", "Clamp") else None
+        if inner is not None and _sole_consumer(x.node) is node:
+            replaced.append(x.node)
+            x, lo, hi = inner[0], max(lo, inner[1]), min(hi, inner[2])
+        elif node.type_name == "Clamp":
+            return None  # nothing to merge
+        if lo > hi:
+            return None  # an empty range: Clamp's bounds must be ordered; left as written
+        return node, x, lo, hi, replaced
+
+    def covered(self, match: tuple[Node, Output, float, float, list[Node]]) -> tuple[Node, list[Node]]:
+        return match[0], match[4]

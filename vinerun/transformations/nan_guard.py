@@ -14,12 +14,10 @@ import math
 
 import numpy as np
 
-from vinerun.ir.graph_edit import replace_output_update_name
-from vinerun.ir.model import Model
 from vinerun.ir.node import Attr, Node, Output
 from vinerun.ops._base import UnaryElementwise
 from vinerun.transformations.fusions import _FLOATS, _sole_consumer, keeps_value, scalar_constant
-from vinerun.transformations.pass_infra import InPlacePass, PassResult
+from vinerun.transformations.pass_infra import ReplaceMatches
 
 
 class ReplaceNaN(UnaryElementwise):
@@ -48,23 +46,20 @@ def match_nan_guard(select: Node) -> tuple[Output, float, Node] | None:
     return other, value, isnan
 
 
-class NanGuardFusion(InPlacePass):
+class NanGuardFusion(ReplaceMatches):
     """Replace each ``Select(IsNaN(x), c, x)`` with ``ReplaceNaN(x, value=c)``.
 
     >>> NanGuardFusion()(model).modified
     True
     """
 
-    def call(self, model: Model) -> PassResult:
-        modified = False
-        for node in model.get_ordered_ops():
-            found = match_nan_guard(node)
-            if found is None:
-                continue
-            x, value, isnan = found
-            guard = ReplaceNaN(x, value=value, name=node.friendly_name)
-            replace_output_update_name(node.output(0), guard.output(0))
-            node.detach()
-            isnan.detach()
-            modified = True
-        return PassResult(model, modified)
+    def __init__(self) -> None:
+        super().__init__(lambda match: ReplaceNaN(match[1], value=match[2], name=match[0].friendly_name))
+
+    def match(self, node: Node) -> tuple[Node, Output, float, Node] | None:
+        """(the Select, x, the replacement, the IsNaN), or None."""
+        found = match_nan_guard(node)
+        return None if found is None else (node, *found)
+
+    def covered(self, match: tuple[Node, Output, float, Node]) -> tuple[Node, list[Node]]:
+        return match[0], [match[0], match[3]]
