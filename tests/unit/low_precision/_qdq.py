@@ -69,6 +69,23 @@ def residual_cnn() -> onnx.ModelProto:
     return g.model({"x": [1, 8, 16, 16]}, g.qdq(y, 0.01, 128))
 
 
+def projection_block(main_first: bool = True) -> onnx.ModelProto:
+    """A ResNet downsampling block: ``Add(main, shortcut)`` of two quantized convolutions (``main`` at input 0),
+    written with either branch first in node order."""
+    g = QdqGraph(3)
+    x = g.qdq("x", 0.02, 128)
+
+    def main() -> str:
+        h = g.qdq(g.node("Relu", [g.conv(x, 8, 8, name="main1")]), 0.031, 0)
+        return g.qdq(g.conv(h, 8, 16, k=1, name="main2"), 0.047, 128)
+
+    def shortcut() -> str:
+        return g.qdq(g.conv(x, 8, 16, k=1, name="shortcut"), 0.043, 128)
+
+    m, s = (main(), shortcut()) if main_first else reversed((shortcut(), main()))
+    return g.model({"x": [1, 8, 12, 12]}, g.qdq(g.node("Relu", [g.node("Add", [m, s])]), 0.029, 0))
+
+
 def depthwise_cnn() -> onnx.ModelProto:
     """Symmetric s8 activations, a depthwise convolution with ReLU6 (Clip), a pointwise one."""
     g = QdqGraph(1)

@@ -15,6 +15,7 @@ from tests.unit.low_precision._qdq import (
     depthwise_cnn,
     mlp_block,
     per_channel_activation,
+    projection_block,
     residual_cnn,
 )
 from vinerun.errors import VinerunError
@@ -56,6 +57,26 @@ def test_residual_cnn_runs_int8_and_matches_onnxruntime() -> None:
     assert {p.node_type for p in profile if p.status == p.Status.EXECUTED} >= {"MaxPool"}
     maxpool = next(p for p in profile if p.node_type == "MaxPool")
     assert maxpool.exec_type.startswith("onednn_maxpool[")  # on the integers: its Q/DQ pair moved away
+
+
+@needs_dnnl
+@pytest.mark.parametrize("main_first", [True, False])
+def test_a_residual_add_of_two_quantized_convolutions_gives_openvinos_result(main_first: bool, tmp_path) -> None:
+    """As openvino's CPU plugin does: the convolution at the Add's input 0 takes the sum whichever branch comes
+    first, and its own requantization before the sum skips the rounding (a clamp stays)."""
+    openvino = pytest.importorskip("openvino")
+    model = projection_block(main_first)
+    onnx.save(model, tmp_path / "block.onnx")
+    x = np.random.default_rng(8).standard_normal((1, 8, 12, 12)).astype(np.float32)
+    got, exact, profile = _run(model, x)  # exact: onnxruntime's QDQ arithmetic
+    f32 = {"INFERENCE_PRECISION_HINT": "f32"}
+    expected = openvino.Core().compile_model(tmp_path / "block.onnx", "CPU", f32)([x])[0]
+    step = 0.029
+    assert np.mean(np.abs(got - expected) < step / 2) >= 0.99 and np.abs(got - expected).max() <= step * 1.01
+    types = _exec_types(profile, "main2", "shortcut")
+    assert types["main2"].startswith("onednn_conv2d_sum[") and not types["shortcut"].startswith(
+        "onednn_conv2d_sum["), types
+    assert np.mean(np.abs(got - exact) > step / 2) > 0.01  # the dropped rounding shows
 
 
 @needs_dnnl
