@@ -99,6 +99,22 @@ def test_batch_norm_after_a_convolution_folds_into_it(group):
     assert types(m) == ["GroupConvolution" if group else "Convolution", "Add", "Relu"]
 
 
+def test_a_dynamic_feature_map_folds_too():
+    """PP-OCR's exports have dynamic batch, height and width (``[?, C, ?, ?]``): a scalar or per-channel constant
+    cannot broadcast that larger, so it folds as for a static shape; one with more than 1 along a dynamic axis
+    might, and stays."""
+    x = ops.parameter([-1, 4, -1, -1], ov.Type.f32, name="x")
+    m = ov.Model([ops.relu(ops.add(ops.multiply(conv(x), f32([0.7])), f32([0.2])))], [x], "dynamic")
+    data = RNG.standard_normal((2, 4, 6, 5)).astype(np.float32)
+    want = run_reference(m, [data])[0]
+    assert LinearFolding()(m).modified
+    assert types(m) == ["Convolution", "Add", "Relu"]
+    np.testing.assert_allclose(run_reference(m, [data])[0], want, rtol=1e-5, atol=1e-5)
+    x = ops.parameter([-1, 4, -1, -1], ov.Type.f32, name="x")
+    wide = ov.Model([ops.multiply(conv(x, bias=False), f32(RNG.standard_normal((1, 1, 1, 5))))], [x], "wide")
+    assert not LinearFolding()(wide).modified
+
+
 def test_per_channel_scale_folds_but_other_shapes_do_not():
     m = check(model_of(lambda x: ops.multiply(conv(x, bias=False), f32(RNG.standard_normal((1, 6, 1, 1))))),
               LinearFolding)

@@ -18,7 +18,8 @@ weights and the shifts into one bias that the convolution fusion takes as a post
   is a MatMul or convolution by constant weights (or one plus a constant bias), so that the rules above fold it
   there (a scale on the queries of an attention stays where the attention's fusion looks for it).
 
-Only float values; ``c``, ``c1``, ``c2`` constants that do not broadcast ``y`` to a bigger shape, and every
+Only float values; ``c``, ``c1``, ``c2`` constants that do not broadcast ``y`` to a bigger shape (dynamic
+dimensions allowed where a constant has 1), and every
 rewritten intermediate read by nothing else. Results agree with the unfused graph to float rounding (the
 products are reassociated).
 """
@@ -50,15 +51,21 @@ def _constant_operand(node: Node) -> tuple[Output, np.ndarray] | None:
 
 
 def _keeps_shape(y: Output, *constants: np.ndarray) -> bool:
-    """Whether ``y`` combined with each constant keeps ``y``'s (static) shape: no broadcasting to more."""
+    """Whether ``y`` combined with each constant keeps ``y``'s shape: no broadcasting to more. ``y``'s rank must
+    be known; a dynamic dimension takes only a constant's 1 there (a dynamic model's ``[?, C, ?, ?]`` feature map
+    and its per-channel or scalar constants)."""
     shape = y.partial_shape
-    if not shape.is_static:
+    if shape.rank.is_dynamic:
         return False
-    dims = tuple(int(d) for d in shape.to_shape())
-    try:
-        return all(np.broadcast_shapes(dims, np.shape(c)) == dims for c in constants)
-    except ValueError:
-        return False
+    dims = [d.get_length() if d.is_static else None for d in shape]
+    for c in constants:
+        cshape = np.shape(c)
+        if len(cshape) > len(dims):
+            return False
+        for have, d in zip(reversed(dims), reversed(cshape), strict=False):  # cshape may be shorter
+            if d != 1 and have != d:  # a dynamic dimension (None) might be 1 and broadcast to d
+                return False
+    return True
 
 
 def _float(node: Node) -> bool:
