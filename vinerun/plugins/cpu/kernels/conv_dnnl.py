@@ -95,22 +95,26 @@ def conv_bias(node: Any, parts: Any, out_c: int) -> np.ndarray | None:
 
 def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: list[int], pads_begin: list[int],
                      pads_end: list[int], strides: list[int], dilations: list[int],
-                     depthwise: DepthwisePostOp | None = None, primitive: type[Conv2d] = Conv2d) -> Kernel | None:
+                     depthwise: DepthwisePostOp | None = None, primitive: type[Conv2d] = Conv2d,
+                     out_shape: tuple[int, ...] | None = None) -> Kernel | None:
     """The direct-oneDNN kernel for a 2-D f32 or bf16 (Fused)Convolution (the data type of input 0), or None
     (no binding, an unmapped post-op). Pads may differ at the two ends (oneDNN takes both: a folded
     TensorFlow-style Pad). ``depthwise``: a depthwise convolution fused after it (the node's output is then that
     convolution's). ``primitive``: :class:`._dnnl.Deconv2d` for a transposed convolution (``w`` then ``[O, C, k...]``,
-    see :mod:`.deconv_dnnl`)."""
+    see :mod:`.deconv_dnnl`). ``out_shape``: the output's for an input of shape ``size`` where the node's shapes
+    are dynamic (one kernel per shape a call brings: :func:`dynamic_dnnl_conv_kernel`)."""
     lib = library()
     out = node.get_output_partial_shape(0)
     dt = node.get_input_element_type(0).to_dtype()
-    if lib is None or not out.is_static or dt.name not in DATA_TYPES:
+    if lib is None or (out_shape is None and not out.is_static) or dt.name not in DATA_TYPES:
         return None
     post_ops = conv_post_ops(parts)
     if post_ops is None:
         return None
     bias = conv_bias(node, parts, w.shape[0])
-    out_shape = tuple(int(d) for d in out.to_shape())
+    dynamic = out_shape is not None
+    if out_shape is None:
+        out_shape = tuple(int(d) for d in out.to_shape())
     winograd = getattr(node, "algorithm", "direct") == "winograd" and epilogue(post_ops) is not None
     if winograd:  # see winograd_selection: f32, 3x3, stride 1, where it pays
         conv: Conv2d | WinogradConv2d = WinogradConv2d(lib, w, bias, tuple(size), post_ops)
@@ -128,7 +132,7 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
     # a model input arrives NCHW (also through the precision pass's Convert): a primitive for that layout saves
     # a copy (when oneDNN has a fast one)
     nchw_ok = _model_input(node.input_value(0).node) and conv.takes_nchw(current)
-    if current > 1:
+    if current > 1 and not dynamic:
         prepare_one_thread(lambda: (conv.instance((1, True)), nchw_ok and conv.takes_nchw(1)))
     n, o, oh, ow = out_shape
     s_index = parts.sum_index
@@ -168,13 +172,65 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
     base = "winograd_conv2d" if winograd else "onednn_conv2d" if primitive is Conv2d else "onednn_deconv2d"
     exec_type = base + ("_sum" if s_index is not None else "_dw" if depthwise is not None else "")
     kernel = Kernel(run, exec_type)
-    if keep_cl:
+    if keep_cl and not dynamic:
         kernel.native = _native_form(conv, tuple(size), out_shape, dt, nchw_ok, s_index)
     if s_index is not None:  # the plan may let the sum accumulate into the residual (see Plan._plan_in_place)
         kernel.inplace_input = s_index  # type: ignore[attr-defined]
         kernel.enable_inplace = enable_inplace  # type: ignore[attr-defined]
     kernel.impl = impl  # the oneDNN implementation, e.g. "brgconv_1x1:avx2"
     return kernel
+
+
+#: per-shape kernels a dynamic convolution keeps (the shapes its calls bring back; then it starts over)
+SHAPES = 16
+
+
+def dynamic_dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, strides: list[int],
+                             dilations: list[int], fallback: Kernel) -> Kernel | None:
+    """A 2-D convolution whose input's batch or spatial sizes are dynamic (an OCR model's any-size image): a shape
+    that comes back gets its own :func:`dnnl_conv_kernel` (made at its second call, then kept), so the post-ops
+    run inside the primitive in f32 as for a static shape (``fallback``, the ATen path, rounds to bf16 before each
+    of them and reorders the filters every call: PP-OCR's recogniser at widths that recur, 1.5-2.5x faster). A
+    shape's first call, and a shape oneDNN has no fast primitive for, run ``fallback``: making the primitives costs
+    more than one call (the recogniser's 38 convolutions: ~25 ms). None where the channels are dynamic or the data
+    type has no oneDNN form."""
+    xs = node.get_input_partial_shape(0)
+    dt = node.get_input_element_type(0).to_dtype()
+    if library() is None or xs.rank.is_dynamic or xs.rank.get_length() != 4 or not xs[1].is_static or \
+            dt.name not in DATA_TYPES or conv_post_ops(parts) is None:
+        return None
+    kernels: dict[tuple[int, ...], Kernel | None] = {}
+    seen: set[tuple[int, ...]] = set()
+    kernel_shape = list(w.shape[2:])
+
+    def kernel_for(size: tuple[int, ...]) -> Kernel | None:
+        if size in kernels:
+            return kernels[size]
+        if size not in seen:
+            if len(seen) >= 4 * SHAPES:
+                seen.clear()
+            seen.add(size)
+            return None
+        if len(kernels) >= SHAPES:
+            kernels.clear()
+        pb, pe = node.explicit_pads(list(size[2:]), kernel_shape)
+        spatial = [(size[2 + i] + pb[i] + pe[i] - dilations[i] * (kernel_shape[i] - 1) - 1) // strides[i] + 1
+                   for i in range(2)]
+        made = None
+        if min(pb + pe) >= 0 and min(spatial) > 0:
+            made = dnnl_conv_kernel(node, parts, w, groups, list(size), pb, pe, strides, dilations,
+                                    out_shape=(size[0], w.shape[0], *spatial))
+        kernels[size] = made
+        return made
+
+    def run(inputs: list) -> list:
+        made = kernel_for(tuple(inputs[0].shape))
+        ran = fallback if made is None else made
+        wrapper.exec_type, wrapper.impl = ran.exec_type, ran.impl  # the profile names what the call ran
+        return ran.fn(inputs)
+
+    wrapper = Kernel(run, fallback.exec_type)
+    return wrapper
 
 
 def _native_form(conv: Conv2d | WinogradConv2d, size: tuple[int, ...], out_shape: tuple[int, ...], dt: np.dtype,

@@ -25,7 +25,7 @@ from vinerun.plugins.cpu.kernels._torch import float_node, mkldnn_bf16, strided_
 from vinerun.plugins.cpu.kernels.conv import spatial_count, torch_pad
 from vinerun.plugins.cpu.kernels.conv1d import conv1d_matmul_kernel
 from vinerun.plugins.cpu.kernels.conv1d_dnnl import dnnl_conv1d_kernel
-from vinerun.plugins.cpu.kernels.conv_dnnl import dnnl_conv_kernel
+from vinerun.plugins.cpu.kernels.conv_dnnl import dnnl_conv_kernel, dynamic_dnnl_conv_kernel
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _MKLDNN = torch.ops.mkldnn
@@ -272,7 +272,23 @@ def fused_convolution(node: Node) -> Kernel | None:
     if spatial_count(node) not in _CONV or not float_node(node):
         return None
     parts = _Parts(node)
-    return _onednn_kernel(node, parts) or _conv1d_kernel(node, parts) or _aten_kernel(node, parts)
+    return _onednn_kernel(node, parts) or _conv1d_kernel(node, parts) or _dynamic_kernel(node, parts) or \
+        _aten_kernel(node, parts)
+
+
+def _dynamic_kernel(node: Any, parts: _Parts) -> Kernel | None:
+    """A 2-D convolution of dynamic shape with constant filters (and bias): oneDNN per shape, the ATen path for a
+    shape it has no fast primitive for (:func:`.conv_dnnl.dynamic_dnnl_conv_kernel`)."""
+    w = node.const_input(1)
+    if spatial_count(node) != 2 or w is None or node.get_input_partial_shape(0).is_static or \
+            (parts.bias_index is not None and node.const_input(parts.bias_index) is None):
+        return None
+    groups = 1
+    if getattr(node, "conv_type", node.type_name) == "GroupConvolution":
+        groups = w.shape[0]
+        w = w.reshape(-1, *w.shape[2:])
+    strides, dilations, _, _ = node.spatial_attrs(2)
+    return dynamic_dnnl_conv_kernel(node, parts, w, groups, list(strides), list(dilations), _aten_kernel(node, parts))
 
 
 def _conv1d_kernel(node: Any, parts: _Parts) -> Kernel | None:
