@@ -226,8 +226,11 @@ def dynamic_dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, 
     def run(inputs: list) -> list:
         made = kernel_for(tuple(inputs[0].shape))
         ran = fallback if made is None else made
-        wrapper.exec_type, wrapper.impl = ran.exec_type, ran.impl  # the profile names what the call ran
+        # the profile names what the call ran (in its precision: ``select_kernel`` suffixed only the wrapper's)
+        wrapper.exec_type, wrapper.impl = ran.exec_type + ("" if ran.exec_type.endswith(suffix) else suffix), ran.impl
         return ran.fn(inputs)
+
+    suffix = "_bf16" if dt.name == "bfloat16" else ""
 
     wrapper = Kernel(run, fallback.exec_type)
     return wrapper
