@@ -111,7 +111,7 @@ def _check(layer: QuantizedLayer, ep: Epilogue, dst: np.dtype = U8, residual_dty
 
 def test_a_relu_before_a_u8_output_of_zero_point_0_is_the_outputs_saturation() -> None:
     ep = _agrees(_layer([Stage("relu")], Quantization(0.05, 0, U8)))
-    assert ep.ops == [] and ep.dst_scale is None  # the output's scale went into the weight scales and bias
+    assert ep.ops == [] and ep.dst_scale == pytest.approx(0.05)  # the output's scale: the destination's, as openvino
 
 
 def test_a_relu_before_an_output_that_holds_negatives_clips_at_its_zero_point() -> None:

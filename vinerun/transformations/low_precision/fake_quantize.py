@@ -17,7 +17,7 @@ from vinerun.ir.model import Model
 from vinerun.ir.node import Node
 from vinerun.ir.types import Type
 from vinerun.ops.quantization import DequantizeLinear, QuantizeLinear
-from vinerun.transformations.low_precision.params import fake_quantize_grid
+from vinerun.transformations.low_precision.params import FAKE_QUANTIZE_RANGE, constant_value, fake_quantize_grid
 from vinerun.transformations.pass_infra import InPlacePass, PassResult
 
 
@@ -64,6 +64,9 @@ class FakeQuantizeDecomposition(InPlacePass):
             z = Constant(zp.reshape(-1).astype(dtype), name=f"{fq.friendly_name}/zero_point").output(0)
         q = QuantizeLinear(source, s, z, axis=axis, name=f"{fq.friendly_name}/quantize")
         dq = DequantizeLinear(q.output(0), s, z, axis=axis, name=f"{fq.friendly_name}/dequantize")
+        if scale.size == 1:  # the limits openvino computes with, for the int8 epilogue to repeat its arithmetic
+            limits = (float(np.float32(constant_value(fq.input_value(i)).reshape(-1)[0])) for i in (1, 2))  # type: ignore[union-attr]
+            q.rt_info[FAKE_QUANTIZE_RANGE] = dq.rt_info[FAKE_QUANTIZE_RANGE] = tuple(limits)
         replace_output_update_name(fq.output(0), dq.output(0))
         fq.detach()  # a dead node still counts among its producers' readers
         return True

@@ -13,7 +13,8 @@ Two choices follow openvino's CPU plugin, so that an NNCF or QDQ model gives ope
 inputs of a residual ``Add`` are quantized convolution outputs, the one at input 0 takes the sum (heads are
 visited in the model's order, depth first with input 0 first, so that one comes first); and a convolution whose
 own output quantization is followed by the sum and a closing quantization skips that first rounding (it only
-clamps to the grid's range; openvino drops it for speed, see :func:`_drop_residual_rounding`).
+clamps to the grid's range; openvino drops it for speed, see :func:`_drop_residual_rounding`), unless the sum
+reads the convolution's own input (openvino runs that sum apart, after the rounding).
 
 A pattern that does not fit (per-channel activation scales, a non-constant weight, a blocked quantization)
 stays as it is and runs in f32: the profile shows its DequantizeLinear and f32 Convolution.
@@ -114,7 +115,8 @@ def _drop_residual_rounding(layer: QuantizedLayer) -> None:
         return
     q = stages[0].quantization
     assert isinstance(q, Quantization)  # noqa: S101 - a requantization inside a chain is per tensor
-    stages[0] = Stage("clamp", *(float(np.float32(bound)) for bound in q.real_range()))
+    # the grid stays with the clamp: openvino clamps on it (in its integers, before the sum), see int8_epilogue
+    stages[0] = Stage("clamp", *(float(np.float32(bound)) for bound in q.real_range()), quantization=q)
 
 
 def _int8_readers(q: Node, params: Quantization | ChannelQuantization) -> bool:
@@ -177,6 +179,11 @@ class _Chain:
     def restore(self, state: tuple) -> None:
         stages, names, nodes, inputs, self.last = state
         del self.layer.stages[stages:], self.layer.fused_names[names:], self.nodes[nodes:], self.inputs[inputs:]
+
+    def sums_own_input(self) -> bool:
+        """Whether the residual sum reads the layer's own input: openvino's CPU plugin does not fuse that sum (it
+        would overwrite the input in place), so the requantization before it keeps its rounding there."""
+        return any(stage.kind == "sum" and self.inputs[stage.index] == self.inputs[0] for stage in self.layer.stages)
 
     def has_sum(self) -> bool:
         return any(stage.kind == "sum" for stage in self.layer.stages)
@@ -296,7 +303,7 @@ class LowPrecisionFusion(InPlacePass):
         # a sum reads its residual's integers in place of the destination: an int8 output then
         if _int8_readers(q_node, q) or chain.has_sum():
             chain.layer.output = q
-            if chain.conv:
+            if chain.conv and not chain.sums_own_input():
                 _drop_residual_rounding(chain.layer)
             chain.take(q_node)
             chain.replace([chain.last])

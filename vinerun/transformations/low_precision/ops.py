@@ -22,7 +22,8 @@ from vinerun.transformations.low_precision.params import ChannelQuantization, Qu
 
 @dataclass(frozen=True)
 class Stage:
-    """A post-op in real units. ``kind``: ``"relu"``, ``"clamp"`` (``low``, ``high``), ``"gelu"`` (``mode``
+    """A post-op in real units. ``kind``: ``"relu"``, ``"clamp"`` (``low``, ``high``; with ``quantization``: the
+    range of that grid, a requantization whose rounding was dropped), ``"gelu"`` (``mode``
     ``"ERF"`` or ``"TANH"``), ``"requantize"`` (round to ``quantization``'s grid and saturate, as a
     QuantizeLinear -> DequantizeLinear pair), ``"sum"`` (add the node's input ``index`` dequantized with
     ``quantization``), ``"add"`` (add the constant ``operand``, one value per output channel: a bias after a

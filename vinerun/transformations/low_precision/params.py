@@ -9,13 +9,15 @@ exporters write (see :mod:`vinerun.transformations.decompression`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from vinerun.ir.core_ops import Constant
 from vinerun.ir.node import Node, Output
 
+#: rt_info key of a QuantizeLinear / DequantizeLinear made from a FakeQuantize: its (low, high) input limits
+FAKE_QUANTIZE_RANGE = "fake_quantize_range"
 #: integer types an activation is quantized to here (oneDNN's int8 sources and destinations)
 ACTIVATION_TYPES = (np.dtype(np.uint8), np.dtype(np.int8))
 
@@ -27,11 +29,28 @@ class Quantization:
     scale: float
     zero_point: int
     dtype: np.dtype
+    #: the (low, high) input limits of the FakeQuantize this came from (f32), None for a QuantizeLinear: openvino
+    #: computes with those, and the int8 epilogue repeats its arithmetic (see :meth:`fake_quantize_scale`)
+    fake_quantize_range: tuple[float, float] | None = field(default=None, compare=False)
 
     @property
     def limits(self) -> tuple[int, int]:
         info = np.iinfo(self.dtype)
         return int(info.min), int(info.max)
+
+    def fake_quantize_scale(self, unit: float = 1.0) -> np.float32:
+        """openvino's FakeQuantize input scale ``(levels - 1) / (high - low)`` in f32, its limits first divided
+        by ``unit`` (openvino's low-precision transformations fold a dequantization multiply by ``unit`` into
+        the FakeQuantize after it so). The limits are the original FakeQuantize's, else this grid's real range."""
+        f32 = np.float32
+        if self.fake_quantize_range is not None:
+            low, high = (f32(v) for v in self.fake_quantize_range)
+        else:
+            low, high = (f32(f32(limit - self.zero_point) * f32(self.scale)) for limit in self.limits)
+        if unit != 1.0:
+            low, high = f32(low / f32(unit)), f32(high / f32(unit))
+        lo, hi = self.limits
+        return f32(f32(hi - lo) / f32(high - low))
 
     def quantize(self, x: np.ndarray) -> np.ndarray:
         """Round half to even and saturate, as QuantizeLinear."""
@@ -125,8 +144,9 @@ def fake_quantize_grid(fq: Node) -> tuple[np.ndarray, np.ndarray] | None:
     if low.shape != out_low.shape or not (np.allclose(low, out_low) and np.allclose(high, out_high)):
         return None
     levels = fq.levels  # type: ignore[attr-defined]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = (high - low) / (levels - 1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # in f32 as openvino computes it (its FakeQuantize's output scale), so both round to the same grid
+        scale = ((out_high.astype(np.float32) - out_low.astype(np.float32)) / np.float32(levels - 1)).astype(np.float64)
         zp = -low / scale  # the integer that real 0 maps to, counted from the low end
     if np.any(scale <= 0) or not np.all(np.isfinite(scale)) or np.any(np.abs(zp - np.rint(zp)) > GRID_TOLERANCE):
         return None
@@ -168,7 +188,7 @@ def activation_params(node: Node) -> Quantization | None:
     zp = _scalar(node.input_value(2) if node.get_input_size() > 2 else None)
     if scale is None or zp is None or not scale > 0 or not np.isfinite(scale):
         return None
-    return Quantization(scale, int(zp), dtype)
+    return Quantization(scale, int(zp), dtype, node.rt_info.get(FAKE_QUANTIZE_RANGE))
 
 
 @dataclass(frozen=True)

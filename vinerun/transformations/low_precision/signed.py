@@ -7,6 +7,8 @@ carry it, so the matmul reads it as it is, with no conversion pass per call.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from vinerun.ir.core_ops import Constant
@@ -20,7 +22,7 @@ VIEWS = frozenset({"Reshape", "Transpose", "Squeeze", "Unsqueeze"})
 
 
 def _signed(q: Quantization) -> Quantization:
-    return Quantization(q.scale, q.zero_point - 128, np.dtype(np.int8))
+    return replace(q, zero_point=q.zero_point - 128, dtype=np.dtype(np.int8))
 
 
 def _readers(value: Output) -> list[tuple[Node, int]]:

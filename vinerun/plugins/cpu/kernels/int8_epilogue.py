@@ -87,7 +87,7 @@ class _Step:
         if stage.kind == "relu":
             return _Step("clamp", 0.0, np.inf)
         if stage.kind == "clamp":
-            return _Step("clamp", stage.low, stage.high)
+            return _Step("clamp", stage.low, stage.high, q=stage.quantization)
         if stage.kind == "requantize":
             q = stage.quantization
             assert q is not None  # noqa: S101 - a requantization always has its grid
@@ -106,6 +106,11 @@ def epilogue(layer: QuantizedLayer, dst_dtype: np.dtype, rank: int = 4) -> Epilo
     steps = _without_redundant_clamps(_merged_clamps(stages), out)
     scales = None if layer.runtime_weights else np.asarray(layer.weights.scales, np.float32)  # type: ignore[union-attr]
     bias = layer.bias
+    if scales is not None and isinstance(out, Quantization) and not out.zero_point:
+        as_openvino = _openvino_order(steps, out, dst_dtype)
+        if as_openvino is not None:
+            ops, residual, dst_scale = as_openvino
+            return Epilogue(scales, bias, ops, residual, dst_scale)
     ops: list[tuple] = []
     if scales is not None and steps and steps[0].kind == "requantize":  # its 1 / s and zero point in the scales
         first = steps.pop(0)
@@ -148,6 +153,49 @@ def epilogue(layer: QuantizedLayer, dst_dtype: np.dtype, rank: int = 4) -> Epilo
     scaled = _divided(ops, out.scale)
     return Epilogue(scales, bias, ops, residual, out.scale) if scaled is None else \
         Epilogue(scales, bias, scaled, residual, None)
+
+
+def _openvino_order(steps: list[_Step], out: Quantization, dst_dtype: np.dtype) -> tuple[list[tuple], int | None,
+                                                                                           float] | None:
+    """(post-ops, residual input, destination scale) that repeat openvino's CPU plugin op for op on the two
+    patterns of int8 CNNs (NNCF's ResNets), so that rounding ties fall as in openvino and the outputs agree bit
+    for bit; None for other chains. After the weight scales and the bias:
+
+    * clamps, then the closing quantization as the destination scale ``1 / fake_quantize_scale``;
+    * a residual block (the convolution's own quantization to grid ``x`` with its rounding dropped, a sum with the
+      integers ``r`` of grid ``r``, ReLUs, the closing quantization): see :func:`_residual_in_grid`."""
+    if all(step.kind == "clamp" for step in steps):
+        return [_clamp(step) for step in steps], None, float(np.float32(1.0) / out.fake_quantize_scale())
+    if len(steps) < 2 or steps[0].kind != "clamp" or steps[1].kind != "sum" or \
+            any(step.kind != "clamp" or (step.low, step.high) != (0.0, np.inf) for step in steps[2:]):
+        return None
+    x, r = steps[0].q, steps[1].q
+    if not isinstance(x, Quantization) or not isinstance(r, Quantization) or x.zero_point or r.zero_point or \
+            r.dtype.itemsize != dst_dtype.itemsize:
+        return None
+    ops = [*_residual_in_grid(x, r), ("sum", 1.0, 0, INT_TYPES[r.dtype.name]), *(_clamp(step) for step in steps[2:])]
+    # the dequantization by s_r after the sum moved into the closing FakeQuantize's limits (through the ReLUs)
+    return ops, steps[1].index, float(np.float32(1.0) / out.fake_quantize_scale(r.scale))
+
+
+def _residual_in_grid(x: Quantization, r: Quantization) -> list[tuple]:
+    """The convolution's side of a residual sum in the residual's integers, as openvino computes it: its
+    AddTransformation rescales this branch by ``k = s_x / s_r`` and folds that into the FakeQuantize's output
+    limits (``lo k``, ``hi k``); the CPU plugin then merges the FakeQuantize without rounding into one linear
+    op and a clip (``y isc osc + ish osc + osh``, a shift under 1e-5 of the range dropped), all in f32."""
+    f32 = np.float32
+    lo, hi = x.limits
+    k = f32(f32(x.scale) / f32(r.scale))
+    out_low, out_high = f32(f32(lo) * k), f32(f32(hi) * k)
+    osc = f32(f32(out_high - out_low) / f32(hi - lo))
+    isc = x.fake_quantize_scale()
+    low = f32(x.fake_quantize_range[0]) if x.fake_quantize_range else f32(f32(lo - x.zero_point) * f32(x.scale))
+    shift = f32(f32(f32(-low * isc) * osc) + out_low)
+    clip_low, clip_high = out_low, f32(f32(f32(hi - lo) * osc) + out_low)
+    if abs(shift) < (clip_high - clip_low) * f32(1e-5):
+        shift = f32(0.0)
+    return [("eltwise", ELTWISE["linear"], float(f32(isc * osc)), float(shift)),
+            ("eltwise", ELTWISE["clip"], float(clip_low), float(clip_high))]
 
 
 def _divided(ops: list[tuple], scale: float) -> list[tuple] | None:

@@ -4,7 +4,8 @@ model's image input to its first convolution, as the C kernel ``csrc/planes.c``.
 oneDNN's reorder does it in its generic jit:uni kernel when the channels are few (a 3-channel image: 1x3x224x224
 on one thread here ~200 us quantizing, ~190 us to bf16); the C kernel writes 16 pixels' 3 channels as whole
 vectors (70-100 us). The quantization is QuantizeLinear's bit for bit (a division by the scale, rounding half to
-even, saturation); bf16 rounds to nearest even as oneDNN's conversion does.
+even, saturation), or openvino's FakeQuantize's (a product and a shift); bf16 rounds to nearest even as oneDNN's
+conversion does.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ class _Params(ctypes.Structure):
 
     _fields_ = [("api", Api), ("n", ctypes.c_int64), ("c", ctypes.c_int64), ("hw", ctypes.c_int64),
                 ("bf16", ctypes.c_int64), ("scale", ctypes.c_float), ("zero_point", ctypes.c_float),
-                ("lo", ctypes.c_float), ("hi", ctypes.c_float)]
+                ("lo", ctypes.c_float), ("hi", ctypes.c_float), ("fake_quantize", ctypes.c_int64),
+                ("isc", ctypes.c_float), ("ish", ctypes.c_float)]
 
 
 class PlanesToChannelsLast(CKernel):
@@ -58,4 +60,21 @@ class PlanesToChannelsLast(CKernel):
         if q is None:
             return _Params(Api.of(self.lib), *self.dims, 1, 1.0, 0.0, 0.0, 0.0), None
         lo, hi = q.limits
-        return _Params(Api.of(self.lib), *self.dims, 0, q.scale, q.zero_point, lo, hi), None
+        fake_quantize, isc, ish, zero_point = fake_quantize_arithmetic(q) or (0, 0.0, 0.0, q.zero_point)
+        return _Params(Api.of(self.lib), *self.dims, 0, q.scale, zero_point, lo, hi, fake_quantize, isc, ish), None
+
+
+def fake_quantize_arithmetic(q: Quantization) -> tuple[int, float, float, int] | None:
+    """(1, isc, ish, 0) for a quantization that came from a FakeQuantize: openvino computes its integers as
+    ``round(x * isc + ish)``, not ``round(x / scale) + zero_point``, and a tie falls differently. Its shift is the
+    FakeQuantize's ``-low * isc`` plus the integer grid's low end (where its output range starts), dropped when
+    under 1e-5 of the range (a symmetric s8 grid: ``127.99999 - 128``); None for a QuantizeLinear."""
+    if q.fake_quantize_range is None:
+        return None
+    f32 = np.float32
+    isc = q.fake_quantize_scale()
+    lo, hi = q.limits
+    shift = f32(f32(-f32(q.fake_quantize_range[0]) * isc) + f32(lo))
+    if abs(shift) < f32(hi - lo) * f32(1e-5):
+        shift = f32(0.0)
+    return 1, float(isc), float(shift), 0

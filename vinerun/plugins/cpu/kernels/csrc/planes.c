@@ -1,7 +1,8 @@
 /* NCHW f32 planes into a channels-last array of a narrower type (see kernels/planes.py): the step that takes a
  * model's image input to its first convolution, either
  *   - QuantizeLinear with one scale and zero point, q = saturate(round_half_even(x / scale) + zero_point), to u8
- *     or s8 (an int8 model), or
+ *     or s8 (an int8 model); or a FakeQuantize as openvino computes it, saturate(round_half_even(x * isc + ish) +
+ *     zero_point), the product and the sum each rounded to f32 (no FMA), or
  *   - a Convert to bf16, rounding to nearest even (a bf16 model).
  * oneDNN's reorder does either with the transposition to 3-channel channels-last in its generic jit:uni kernel
  * (1x3x224x224 on one thread here: ~200 us quantizing, ~190 us to bf16); this one reads the planes as vectors and
@@ -9,6 +10,8 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+
+#pragma GCC optimize("fp-contract=off") /* a * b + c rounds twice, as openvino's FakeQuantize does */
 
 #include "ckernels.h"
 
@@ -18,6 +21,8 @@ typedef struct {
     int64_t bf16;            /* 1: to bf16; 0: quantize to 8 bits */
     float scale, zero_point; /* the quantization's */
     float lo, hi;            /* its type's range */
+    int64_t fake_quantize;   /* 1: x * isc + ish (scale and shift below) in place of x / scale */
+    float isc, ish;
 } planes;
 
 typedef uint8_t v16b __attribute__((vector_size(16)));
@@ -28,7 +33,8 @@ typedef uint32_t v16ui __attribute__((vector_size(64)));
 /* the quantization's constants as vectors, made once per call (a splat of a struct member inside the loop was
  * rebuilt lane by lane each time: 3x slower) */
 typedef struct {
-    v16 scale, zero_point, lo, hi;
+    v16 scale, zero_point, lo, hi, isc, ish;
+    int fake_quantize;
 } grid;
 
 /* 16 values on the grid, saturated: integers as floats. x / scale as QuantizeLinear divides (a reciprocal's
@@ -36,7 +42,10 @@ typedef struct {
  * |v| < 2^22 (clamped there first: anything beyond saturates anyway). */
 INLINE v16 on_grid(v16 x, const grid *g) {
     const v16 big = splat(4194304.0f), magic = splat(12582912.0f);
-    v16 v = x / g->scale;
+    v16 v;
+    if (g->fake_quantize) {
+        v = x * g->isc + g->ish; /* two roundings: the file is compiled without FMA contraction */
+    } else v = x / g->scale;
     v = vmax(v, -big);
     v = blend(v > big, big, v);
     v = (v + magic) - magic;
@@ -89,7 +98,8 @@ INLINE void narrow(v16 x, const grid *g, int bf16, v16b *bytes, v16w *words) {
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void block(const float *src, int64_t hw, int64_t c, int64_t first, int64_t count, const planes *p,
                   void *dst) {
-    const grid g = {splat(p->scale), splat(p->zero_point), splat(p->lo), splat(p->hi)};
+    const grid g = {splat(p->scale), splat(p->zero_point), splat(p->lo), splat(p->hi), splat(p->isc), splat(p->ish),
+                    (int)p->fake_quantize};
     const int bf16 = (int)p->bf16;
     uint8_t *out8 = (uint8_t *)dst;
     uint16_t *out16 = (uint16_t *)dst;
