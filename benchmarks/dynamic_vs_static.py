@@ -1,8 +1,9 @@
 """A model with dynamic axes called repeatedly at one shape, against the same model reshaped to that static shape
 (vinerun only, f32, LATENCY hint, one request each, interleaved turns; median turn's time per call).
 
-The dynamic model serves its first call from the dynamic plan; the second call at that shape compiles the plan
-specialized to it (``plugin_api/specialize.py``); the figure is taken after 30 warm-up calls.
+The dynamic model serves its first calls from the dynamic plan; once they took about as long as a compile, a
+call compiles the plan specialized to their shape (``plugin_api/specialize.py``); the figure is taken after
+warm-up calls that last at least twice the dynamic model's compile time (30 calls at least).
 
     python benchmarks/dynamic_vs_static.py bert-hf-sdpa gpt2-hf-eager ppocr-rec
 """
@@ -34,11 +35,15 @@ def main(argv: list[str] | None = None) -> int:
         core = vinerun.Core()
         static_model = core.read_model(path)
         static_model.reshape({k: list(v.shape) for k, v in feed.items()})
-        requests = {"dynamic": core.compile_model(path, "CPU", config).create_infer_request(),
-                    "static": core.compile_model(static_model, "CPU", config).create_infer_request()}
+        start = time.perf_counter()
+        requests = {"dynamic": core.compile_model(path, "CPU", config).create_infer_request()}
+        warm_up = 2 * (time.perf_counter() - start)
+        requests["static"] = core.compile_model(static_model, "CPU", config).create_infer_request()
         for request in requests.values():
-            for _ in range(30):
+            start, calls = time.perf_counter(), 0
+            while calls < 30 or time.perf_counter() - start < warm_up:
                 request.infer(feed)
+                calls += 1
         turns: dict[str, list[float]] = {k: [] for k in requests}
         for _ in range(args.rounds):
             for kind, request in requests.items():

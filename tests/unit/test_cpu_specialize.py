@@ -1,7 +1,7 @@
 """Plans specialized to the input shapes of a dynamic model's calls (vinerun.plugin_api.specialize): compiled by
-the call that makes a shape repeat, other threads served by the dynamic plan meanwhile; not for shapes that
-only recur now and then; static enough for native segments, If branches included; bounded; off with
-CPU_RUNTIME_CACHE_CAPACITY=0."""
+the call that makes a shape's plan due (it repeated, and its calls spent what the compile costs), other threads
+served by the dynamic plan meanwhile; not for shapes that only recur now and then; static enough for native
+segments, If branches included; bounded; off with CPU_RUNTIME_CACHE_CAPACITY=0."""
 
 from __future__ import annotations
 
@@ -51,6 +51,15 @@ def compiled_and_request(model, config=None):
     return compiled, compiled.create_infer_request()
 
 
+def until_specialized(compiled, request, inputs: list, calls: int = 2000) -> int:
+    """Calls ``request`` with ``inputs`` until their shapes have a plan; returns how many calls that took."""
+    for n in range(1, calls + 1):
+        request.infer(inputs)
+        if compiled._impl.specialized.ready():
+            return n
+    pytest.fail(f"no plan after {calls} calls")
+
+
 def test_a_repeated_shape_gets_a_static_plan_with_the_same_outputs():
     model = conv_model()
     compiled, request = compiled_and_request(model)
@@ -58,7 +67,7 @@ def test_a_repeated_shape_gets_a_static_plan_with_the_same_outputs():
     data = rand([1, 4, 6, 40])
     first = request.infer([data])[0].copy()
     assert impl.specialized.ready() == []  # seen once: no plan yet
-    request.infer([data])  # seen twice: this call compiles the plan and runs on it
+    assert until_specialized(compiled, request, [data]) >= 1  # the call that makes it due compiles it, runs on it
     assert impl.specialized.ready() == [((1, 4, 6, 40),)]
     plan = impl.plan_for([data])
     assert plan is not impl.plan
@@ -78,8 +87,7 @@ def test_each_plan_has_its_own_thread_governor():
     compiled, request = compiled_and_request(conv_model())
     impl = compiled._impl
     data = rand([1, 4, 6, 40])
-    request.infer([data])
-    request.infer([data])
+    until_specialized(compiled, request, [data])
     specialized = impl.plan_for([data])
     assert set(request._impl._governors) == {id(impl.plan), id(specialized)}
     assert request._impl._governors[id(specialized)].times[1] or \
@@ -123,6 +131,60 @@ def test_a_failed_build_leaves_the_dynamic_plan_serving_and_frees_its_place():
     plans.get([np.zeros(3)])
     plans.wait()
     assert plans.get([np.zeros(3)]) == ((3,),)
+
+
+def test_a_plan_is_due_once_its_shapes_calls_spent_what_the_compile_costs():
+    """Rent or buy: with a compile of 1 s expected, a shape repeated at once is not compiled until its calls on
+    the dynamic plan took 1 s; then the measured compile time is the next shape's estimate."""
+    built = []
+
+    def build(shapes):
+        built.append(shapes)
+        return shapes
+
+    plans = SpecializedPlans(build, sightings=2, cost=1.0)
+    a, b = np.zeros((1, 5), np.float32), np.zeros((1, 6), np.float32)
+    for _ in range(3):
+        assert plans.get([a]) is None
+        plans.ran([a], 0.3)
+    assert built == []  # 0.9 s spent: not yet
+    plans.ran([a], 0.2)
+    assert plans.get([a]) == ((1, 5),) and built == [((1, 5),)]
+    plans.get([b])
+    plans.ran([b], 0.01)  # the build above took far less than 1 s: b is due after its next sighting
+    assert plans.get([b]) == ((1, 6),)
+
+
+def test_a_plan_that_saved_little_makes_the_next_wait_longer():
+    """The first plan saves a quarter of a call (16 -> 12 ms): the next shape is compiled only once its calls on
+    the dynamic plan spent four times the compile (what a plan would save must pay for it)."""
+    plans = SpecializedPlans(lambda shapes: shapes, sightings=2, cost=0.1)
+    a, b = np.zeros((1, 5), np.float32), np.zeros((1, 6), np.float32)
+    for _ in range(8):
+        plans.get([a])
+        plans.ran([a], 0.016)
+    assert plans.ready() == [((1, 5),)]
+    for _ in range(8):
+        plans.ran([a], 0.012, specialized=True)
+    plans._cost = 0.1  # the build above was instant; say it took 0.1 s
+    for _ in range(24):  # 0.38 s spent, a quarter of it 0.096 s: not yet
+        assert plans.get([b]) is None
+        plans.ran([b], 0.016)
+    assert plans.get([b]) is None
+    plans.ran([b], 0.02)  # 0.4 s: now
+    assert plans.get([b]) == ((1, 6),)
+
+
+def test_shapes_that_vary_more_than_they_repeat_compile_nothing():
+    """PP-OCR's recogniser on text lines of many widths: each width recurs, but its calls never add up to a
+    compile's cost."""
+    plans = SpecializedPlans(lambda shapes: pytest.fail(f"built {shapes}"), sightings=2, cost=0.4)
+    widths = [np.zeros((1, 3, 48, 32 * n), np.float32) for n in range(5, 10)]
+    for _ in range(4):
+        for array in widths:
+            assert plans.get([array]) is None
+            plans.ran([array], 0.016)
+    plans.wait()
 
 
 def test_inputs_without_a_shape_are_not_specialized():
@@ -181,7 +243,7 @@ def test_if_branches_of_a_specialized_plan_are_static():
         cond = np.array(flag)
         np.testing.assert_allclose(request.infer([cond, data])[0], run_reference(model, [cond, data])[0],
                                    rtol=1e-4, atol=1e-3)
-    compiled._impl.specialized.wait()
+    until_specialized(compiled, request, [np.array(True), data])
     plan = compiled._impl.plan_for([np.array(True), data])
     assert plan is not compiled._impl.plan
     for flag in (True, False):

@@ -11,7 +11,14 @@ each would cost more than it ever saves. At most :data:`LIMIT` shapes per compil
 its own prepacked weights). ``CPU_RUNTIME_CACHE_CAPACITY=0`` (OpenVINO's key for the CPU's shape-keyed caches)
 turns this off.
 
-The call that makes a shape repeat compiles its plan, then runs on it (like OpenVINO's first inference at a new
+A plan is also worth its compile only where it saves more than the compile costs: where the plugin gives the
+compile's expected ``cost`` (seconds; the CPU's: its own compile of the model, then the last specialization's),
+a shape's calls must first have spent ``cost / saving`` on the dynamic plan, ``saving`` being the share of a
+call's time the last plan saved (1 before any plan: the rent-or-buy rule, at most twice the best choice made in
+hindsight). Each call reports its time through :meth:`SpecializedPlans.ran`. PP-OCR's recogniser fed text lines
+of a few recurring widths compiled a plan (0.3-0.5 s) at each width's second call, to save 4 ms of 16 a call.
+
+The call that makes a shape's plan due compiles it, then runs on it (like OpenVINO's first inference at a new
 shape, that call is slow); calls on other threads meanwhile run the dynamic plan. Compiling on a background
 thread instead looked free but was not: the compile holds the GIL for milliseconds at a time, and every kernel
 call of a running inference waits for it to be handed back (GPT-2 decoding steps 1.5 ms -> 120 ms for as long as
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +42,8 @@ LIMIT = 4
 SIGHTINGS = 2
 #: the recent calls (without a plan) that the sightings are counted in
 WINDOW = 16
+#: calls on a new plan timed to tell what it saves
+TIMED = 8
 
 Shapes = tuple[tuple[int, ...] | None, ...]
 _log = logging.getLogger(__name__)
@@ -52,10 +62,15 @@ class SpecializedPlans:
     model) is not tried again.
     """
 
-    def __init__(self, build: Callable[[Shapes], Any], limit: int = LIMIT, sightings: int = SIGHTINGS):
+    def __init__(self, build: Callable[[Shapes], Any], limit: int = LIMIT, sightings: int = SIGHTINGS,
+                 cost: float = 0.0):
         self._build, self._limit, self._sightings = build, limit, sightings
+        self._cost = cost  # seconds a build is expected to take (0: build at the sightings alone)
         self._plans: dict[Shapes, Any] = {}
         self._recent: deque[Shapes] = deque(maxlen=WINDOW)
+        self._spent: dict[Shapes, list[float]] = {}  # [seconds, calls, first call's] on the dynamic plan, per shape
+        self._timed: dict[Shapes, list[float]] = {}  # the same on its plan, for its first TIMED calls
+        self._saving = 1.0  # the share of a call's time the last plan saved
         self._started: dict[Shapes, threading.Event] = {}  # set once the plan is in (or its build failed)
         self._failed: set[Shapes] = set()
         self._lock = threading.Lock()
@@ -69,7 +84,8 @@ class SpecializedPlans:
             if shapes in self._started or shapes in self._failed or len(self._started) >= self._limit:
                 return None
             self._recent.append(shapes)
-            if self._recent.count(shapes) < self._sightings:
+            spent = self._spent.get(shapes, (0.0, 0))[0]
+            if self._recent.count(shapes) < self._sightings or spent * self._saving < self._cost:
                 return None
             done = self._started[shapes] = threading.Event()
         try:
@@ -77,7 +93,30 @@ class SpecializedPlans:
         finally:
             done.set()
 
+    def ran(self, inputs: list[Any], seconds: float, specialized: bool = False) -> None:
+        """A call with ``inputs`` ran ``seconds`` on the dynamic plan (counted toward its shape's compile), or on
+        its shape's plan (``specialized``: its first calls tell what a plan saves)."""
+        if not self._cost:
+            return
+        shapes = call_shapes(inputs)
+        with self._lock:
+            if not specialized:
+                spent = self._spent.pop(shapes, [0.0, 0, seconds])  # re-inserted: the dict keeps the latest last
+                self._spent[shapes] = [spent[0] + seconds, spent[1] + 1, spent[2]]
+                if len(self._spent) > 4 * WINDOW:
+                    del self._spent[next(iter(self._spent))]
+                return
+            timed = self._timed.setdefault(shapes, [0.0, 0])
+            before = self._spent.get(shapes)
+            if timed[1] >= TIMED or before is None or before[1] < 2:
+                return
+            timed[0], timed[1] = timed[0] + seconds, timed[1] + 1
+            if timed[1] == TIMED:  # a call's time on the plan against its time on the dynamic plan (the first
+                dynamic = (before[0] - before[2]) / (before[1] - 1)  # call left out: it also made kernels)
+                self._saving = min(1.0, max(0.02, 1.0 - timed[0] / TIMED / dynamic))
+
     def _compile(self, shapes: Shapes) -> Any | None:
+        start = time.perf_counter()
         try:
             plan = self._build(shapes)
         except Exception as e:  # noqa: BLE001 - the dynamic plan keeps serving these shapes
@@ -86,6 +125,8 @@ class SpecializedPlans:
                 self._failed.add(shapes)
                 del self._started[shapes]  # its place goes to another shape
             return None
+        if self._cost:
+            self._cost = time.perf_counter() - start  # the next shape's estimate
         self._plans[shapes] = plan
         return plan
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from vinerun.ir.interpreter import state_scope
@@ -116,12 +117,14 @@ class CPUCompiledModel(ICompiledModel):
         common_cleanup(keep_decompression=True)(self.model)  # constant folding + dead code, in place on the clone
         self._unfused = self.model  # what export_graph returns: IR-writable, no internal ops
         self.model = self.model.clone()
+        start = time.perf_counter()
         self.plan = compile_plan(self.model, effective_precision(config), _winograd_allowed(config),
                                  dynamic_quantization_group(config))
+        compile_seconds = time.perf_counter() - start
         #: plans for the input shapes calls bring, where the model's inputs are dynamic (see specialize)
         self.specialized: SpecializedPlans | None = None
         if _dynamic_inputs(self._unfused) and config.get("CPU_RUNTIME_CACHE_CAPACITY") > 0:
-            self.specialized = SpecializedPlans(self._specialize)
+            self.specialized = SpecializedPlans(self._specialize, cost=compile_seconds)
 
     def _specialize(self, shapes: Shapes) -> Plan:
         """The plan of this model with its inputs reshaped to ``shapes``."""
@@ -186,8 +189,11 @@ class CPUInferRequest(ISyncInferRequest):
         governor = self._governors.get(id(plan))
         if governor is None:
             governor = self._governors[id(plan)] = ThreadGovernor(self.compiled.streams.threads_per_stream)
+        start = time.perf_counter()
         with state_scope(self.state), governor.run():
             outs = plan.run(inputs, profile)
+        if self.compiled.specialized is not None:
+            self.compiled.specialized.ran(inputs, time.perf_counter() - start, plan is not self.compiled.plan)
         if profile is not None:
             self._profile = profile
         return outs

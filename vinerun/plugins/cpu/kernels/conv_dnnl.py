@@ -8,6 +8,8 @@ exact match for, or a missing binding, leave the node to the PyTorch path of :mo
 
 from __future__ import annotations
 
+import contextlib
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -181,8 +183,10 @@ def dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, size: li
     return kernel
 
 
-#: per-shape kernels a dynamic convolution keeps (the shapes its calls bring back; then it starts over)
-SHAPES = 16
+#: per-shape kernels a dynamic convolution keeps at least and at most (the least recently used goes first)
+SHAPES, MOST_SHAPES = 16, 256
+#: each per-shape kernel holds its own prepacked filters: the shapes kept are capped at this many bytes of them
+FILTER_BYTES = 16 << 20
 
 
 def dynamic_dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, strides: list[int],
@@ -199,20 +203,26 @@ def dynamic_dnnl_conv_kernel(node: Any, parts: Any, w: np.ndarray, groups: int, 
     if library() is None or xs.rank.is_dynamic or xs.rank.get_length() != 4 or not xs[1].is_static or \
             dt.name not in DATA_TYPES or conv_post_ops(parts) is None:
         return None
-    kernels: dict[tuple[int, ...], Kernel | None] = {}
+    kernels: OrderedDict[tuple[int, ...], Kernel | None] = OrderedDict()
     seen: set[tuple[int, ...]] = set()
     kernel_shape = list(w.shape[2:])
+    # 20 recurring widths against a cap of 16 that started over made every call build its primitives (40 ms, not 15)
+    most = min(MOST_SHAPES, max(SHAPES, FILTER_BYTES // max(1, w.nbytes)))
 
     def kernel_for(size: tuple[int, ...]) -> Kernel | None:
-        if size in kernels:
-            return kernels[size]
+        made = kernels.get(size, kernels)  # (the dict itself: not there; a stream may evict it meanwhile)
+        if made is not kernels:
+            with contextlib.suppress(KeyError):
+                kernels.move_to_end(size)
+            return made  # type: ignore[return-value]
         if size not in seen:
-            if len(seen) >= 4 * SHAPES:
+            if len(seen) >= 4 * most:
                 seen.clear()
             seen.add(size)
             return None
-        if len(kernels) >= SHAPES:
-            kernels.clear()
+        while len(kernels) >= most:
+            with contextlib.suppress(KeyError):
+                kernels.popitem(last=False)
         pb, pe = node.explicit_pads(list(size[2:]), kernel_shape)
         spatial = [(size[2 + i] + pb[i] + pe[i] - dilations[i] * (kernel_shape[i] - 1) - 1) // strides[i] + 1
                    for i in range(2)]
