@@ -140,6 +140,9 @@ def test_tfs_rest_row_format_and_b64(server, expected):
 def test_metrics_and_config_endpoints(server):
     import requests
 
+    # a KServe REST inference of its own: under xdist the tests that make one may run in another process
+    body = {"inputs": [{"name": "image", "shape": list(X.shape), "datatype": "FP32", "data": X.ravel().tolist()}]}
+    assert requests.post(server.url + "/v2/models/cnn/infer", json=body, timeout=30).status_code == 200
     text = requests.get(server.url + "/metrics", timeout=30).text
     assert "# TYPE ovms_requests_success counter" in text
     assert 'ovms_requests_success{api="KServe",interface="REST",method="ModelInfer",name="cnn",version="2"}' in text

@@ -11,6 +11,7 @@ message that tells the pass author what to fix (after onnx-ir's ``_pass_infra``)
 from __future__ import annotations
 
 import logging
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -58,6 +59,13 @@ def reachable(model: Model) -> list[Node]:
         stack.extend(o.node for o in node._inputs if o is not None and id(o.node) not in seen)
         stack.extend(node_control_deps(node))
     return out
+
+
+def graph_checks() -> bool:
+    """Whether passes compare the graph before and after them (``modified`` and ``changes_input`` kept): where
+    ``VINERUN_CHECK_PASSES=1`` (the test suite sets it). Each comparison walks the whole graph, twice per pass:
+    a third of compiling PP-OCR's recogniser or a BERT (0.30 -> 0.19 s, 0.42 -> 0.29 s)."""
+    return os.environ.get("VINERUN_CHECK_PASSES") == "1"
 
 
 def fingerprint(model: Model) -> tuple[Any, ...]:
@@ -111,7 +119,7 @@ class ModelPass(ABC):
             raise
         except Exception as e:
             raise PreconditionError(f"Pass '{self.name}' cannot run on model '{model.friendly_name}': {e}") from e
-        before = fingerprint(model) if check_graph else None
+        before = fingerprint(model) if check_graph and graph_checks() else None
         result = self.call(model)
         self._check_result(model, before, result)
         try:
