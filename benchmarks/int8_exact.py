@@ -16,7 +16,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from int8_models import INT8_MODELS  # noqa: E402
+from int8_models import INT8_MODELS, perturbed_feeds  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,10 +33,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spec = INT8_MODELS[args.model]
     path = spec.build(args.folder)
-    rng = np.random.default_rng(1)
-    base = spec.inputs()
-    feeds = [base] + [{k: v + (rng.standard_normal(v.shape) * 0.1).astype(v.dtype) if v.dtype == np.float32 else v
-                       for k, v in base.items()} for _ in range(args.inputs - 1)]
+    feeds = perturbed_feeds(spec.inputs(), args.inputs, 0.1, seed=1)
     model = vinerun.Core().read_model(path)
     runs = {f"{name} {label}": runtime.Core().compile_model(path, "CPU", config)
             for name, runtime in (("vinerun", vinerun), ("openvino", openvino))

@@ -18,7 +18,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from int8_models import INT8_MODELS  # noqa: E402
+from int8_models import INT8_MODELS, perturbed_feeds  # noqa: E402
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}  # the identity convolution's f32 output stays exact in both
 
@@ -60,10 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spec = INT8_MODELS[args.model]
     path = spec.build(args.folder)
-    rng = np.random.default_rng(7)
-    base = spec.inputs()
-    feeds = [base] + [{k: v + (rng.standard_normal(v.shape) * 0.3).astype(v.dtype) for k, v in base.items()}
-                      for _ in range(args.inputs - 1)]
+    feeds = perturbed_feeds(spec.inputs(), args.inputs, 0.3, seed=7)
     names = activation_quantizers(openvino.Core().read_model(path))
     chosen = args.layers if args.layers else range(len(names))
     print(f"{args.model}: {len(names)} activation FakeQuantize nodes; per input: elements that differ (largest, in "

@@ -156,6 +156,13 @@ def ort_qdq(source: str, file: str, feeds: Callable[[int, int], list[Feed]],
     return build
 
 
+def perturbed_feeds(base: Feed, count: int, scale: float, seed: int) -> list[Feed]:
+    """``base`` and ``count - 1`` copies of it with Gaussian noise of ``scale`` on its float inputs."""
+    rng = np.random.default_rng(seed)
+    return [base] + [{k: v + (rng.standard_normal(v.shape) * scale).astype(v.dtype) if v.dtype == np.float32 else v
+                      for k, v in base.items()} for _ in range(count - 1)]
+
+
 def nncf_ir(source: str, file: str, feeds: Callable[[int, int], list[Feed]]) -> Callable[[str], str]:
     """A builder: the ``source`` ONNX file read by openvino, quantized by NNCF (openvino backend, defaults:
     the PERFORMANCE preset, fast bias correction) over ``CALIBRATION`` feeds, saved as IR."""
