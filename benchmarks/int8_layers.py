@@ -25,13 +25,18 @@ F32 = {"INFERENCE_PRECISION_HINT": "f32"}  # the identity convolution's f32 outp
 
 def activation_quantizers(model) -> list[str]:
     """Names of the FakeQuantize nodes on activations (not on constant weights), in the model's order."""
+    constant: dict[str, bool] = {}  # per node: whether it computes from constants only
+    for op in model.get_ordered_ops():
+        inputs = [v.get_node().get_friendly_name() for v in op.input_values()]
+        constant[op.get_friendly_name()] = op.get_type_name() == "Constant" or \
+            (op.get_type_name() != "Parameter" and bool(inputs) and all(constant[i] for i in inputs))
     return [op.get_friendly_name() for op in model.get_ordered_ops() if op.get_type_name() == "FakeQuantize" and
-            op.input_value(0).get_node().get_type_name() not in ("Constant", "Convert")]
+            not constant[op.input_value(0).get_node().get_friendly_name()]]
 
 
-def cut_at(openvino, path: str, name: str, out: str) -> float:
+def cut_at(openvino, path: str, name: str, out: str) -> np.ndarray:
     """Writes to ``out`` the model at ``path`` cut at FakeQuantize ``name`` and read by an identity int8 1x1
-    convolution; returns that FakeQuantize's step (its output range / 255)."""
+    convolution; returns that FakeQuantize's step (its output range / 255; per channel where its limits are)."""
     from openvino import opset13 as ops
 
     model = openvino.Core().read_model(path)
@@ -42,8 +47,9 @@ def cut_at(openvino, path: str, name: str, out: str) -> float:
     conv = ops.convolution(fq.output(0), weights, [1, 1], [0, 0], [0, 0], [1, 1])
     openvino.save_model(openvino.Model([ops.result(conv)], model.get_parameters(), "cut"), out,
                         compress_to_fp16=False)
-    low, high = (np.float32(fq.input_value(i).get_node().get_data()) for i in (3, 4))
-    return float(np.float32(high - low) / np.float32(255))
+    low, high = (np.asarray(fq.input_value(i).get_node().get_data(), np.float32) for i in (3, 4))
+    step = (high - low) / np.float32(255)
+    return step.reshape(1, -1, 1, 1) if step.size > 1 else step.reshape(())
 
 
 def main(argv: list[str] | None = None) -> int:
