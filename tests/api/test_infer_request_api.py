@@ -254,3 +254,19 @@ def test_variable_state_name_state_and_reset(ov):
     given.data[:] = 100
     assert state.state.element_type == ov.Type.f32
     np.testing.assert_array_equal(request.infer({0: one})[0], [4, 4])
+
+
+def test_profiling_info_status_is_an_integer_enum(ov):
+    """``ProfilingInfo.Status``: NOT_RUN 0, OPTIMIZED_OUT 1, EXECUTED 2, printed ``Status.EXECUTED``; a fresh
+    ProfilingInfo has NOT_RUN."""
+    compiled = ov.Core().compile_model(_relu(ov), "CPU", {"PERF_COUNT": True})
+    request = compiled.create_infer_request()
+    request.infer({0: np.ones((2, 2), np.float32)})
+    status = ov.ProfilingInfo.Status
+    info = request.get_profiling_info()
+    assert info and all(isinstance(p.status, status) for p in info)
+    assert any(p.status == status.EXECUTED for p in info)
+    s = status.EXECUTED
+    assert (int(s), s.name, str(s), f"{s}") == (2, "EXECUTED", "Status.EXECUTED", "Status.EXECUTED")
+    assert (int(status.NOT_RUN), int(status.OPTIMIZED_OUT)) == (0, 1)
+    assert ov.ProfilingInfo().status == status.NOT_RUN

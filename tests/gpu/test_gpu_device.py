@@ -76,7 +76,7 @@ def test_profiling_has_device_times_and_triton_chains(core: ov.Core) -> None:
     compiled = core.compile_model(_model(), "GPU", {"PERF_COUNT": True})
     request = compiled.create_infer_request()
     request.infer({"x": np.ones((2, 16, 12, 12), np.float32)})
-    executed = [p for p in request.get_profiling_info() if p.status == "EXECUTED"]
+    executed = [p for p in request.get_profiling_info() if p.status == p.Status.EXECUTED]
     assert any("cudnn_conv" in p.exec_type for p in executed)
     assert any("triton_fused" in p.exec_type for p in executed), [p.exec_type for p in executed]
     assert all(p.real_time.total_seconds() >= 0 for p in executed)
@@ -121,7 +121,7 @@ def test_convolution_post_ops_in_one_kernel(core: ov.Core, post: str, exec_type:
         request = compiled.create_infer_request()
         out = request.infer({"x": x})[0]
         assert np.abs(out - ref).max() <= tolerance * np.abs(ref).max(), (post, precision)
-        executed = [p.exec_type for p in request.get_profiling_info() if p.status == "EXECUTED"]
+        executed = [p.exec_type for p in request.get_profiling_info() if p.status == p.Status.EXECUTED]
         assert exec_type in executed, executed
         graphs = core.compile_model(_conv_chain(post), "GPU", {"INFERENCE_PRECISION_HINT": precision})
         request = graphs.create_infer_request()
@@ -153,7 +153,7 @@ def test_parallel_projections_and_residual_layer_norm(core: ov.Core) -> None:
         request = compiled.create_infer_request()
         out = request.infer({"x": x})[0]
         assert np.abs(out - ref).max() <= tolerance * np.abs(ref).max(), precision
-        executed = [(p.node_type, p.exec_type) for p in request.get_profiling_info() if p.status == "EXECUTED"]
+        executed = [(p.node_type, p.exec_type) for p in request.get_profiling_info() if p.status == p.Status.EXECUTED]
         assert ("ResidualLayerNorm", "triton_layer_norm") in executed, executed
         assert sum(t == "FusedMatMul" for t, _ in executed) == 1, executed
 

@@ -260,7 +260,7 @@ def test_encoder_in_bf16():
     request = compiled.create_infer_request()
     got = request.infer([x])[0]
     close_bf16(got, run_reference(model, [x])[0])
-    executed = {(p.node_type, p.exec_type) for p in request.get_profiling_info() if p.status == "EXECUTED"}
+    executed = {(p.node_type, p.exec_type) for p in request.get_profiling_info() if p.status == p.Status.EXECUTED}
     fused = {t for t in executed if t[0].startswith("Fused")}
     assert {t[0] for t in fused} == {"FusedMatMul", "FusedAttention", "FusedLayerNorm"}
     assert all(t[1].endswith("_bf16") for t in fused)  # profiling reports the exec precision

@@ -312,8 +312,8 @@ def test_encoder_from_onnx_fuses_and_profiles(tmp_path):
     np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
     assert set(runtime_types(compiled)) == {"FusedMatMul", "FusedAttention", "FusedLayerNorm"}
     info = req.get_profiling_info()
-    executed = {p.node_type for p in info if p.status == "EXECUTED"}
-    out = {p.node_type for p in info if p.status == "OPTIMIZED_OUT"}
+    executed = {p.node_type for p in info if p.status == p.Status.EXECUTED}
+    out = {p.node_type for p in info if p.status == p.Status.OPTIMIZED_OUT}
     assert executed == {"FusedMatMul", "FusedAttention", "FusedLayerNorm"}
     assert {"Softmax", "MatMul", "Transpose", "Reshape", "Multiply", "Add", "Gelu"} <= out  # MVN: renamed
 

@@ -5,24 +5,41 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import timedelta
+from enum import IntEnum
 from typing import Any
+
+
+class Status(IntEnum):
+    """``ProfilingInfo.Status`` as OpenVINO's: an integer enum (0, 1, 2) printed ``Status.EXECUTED``."""
+
+    NOT_RUN = 0
+    OPTIMIZED_OUT = 1
+    EXECUTED = 2
+
+    def __str__(self) -> str:
+        return f"Status.{self.name}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
 
 
 @dataclass
 class ProfilingInfo:
-    """One executed node, as in OpenVINO: ``status`` is EXECUTED, NOT_RUN or OPTIMIZED_OUT."""
+    """One node's counters, as in OpenVINO: ``status`` is ``Status.EXECUTED``, ``NOT_RUN`` or ``OPTIMIZED_OUT``
+    (devices may give its name)."""
 
-    node_name: str
-    node_type: str
-    exec_type: str
-    status: str = "EXECUTED"
+    node_name: str = ""
+    node_type: str = ""
+    exec_type: str = ""
+    status: Status = Status.NOT_RUN
     real_time: timedelta = field(default_factory=timedelta)
     cpu_time: timedelta = field(default_factory=timedelta)
 
-    class Status:
-        NOT_RUN = "NOT_RUN"
-        OPTIMIZED_OUT = "OPTIMIZED_OUT"
-        EXECUTED = "EXECUTED"
+    Status = Status  # ov.ProfilingInfo.Status.EXECUTED
+
+    def __post_init__(self) -> None:
+        if isinstance(self.status, str):
+            self.status = Status[self.status]
 
 
 class ISyncInferRequest(ABC):

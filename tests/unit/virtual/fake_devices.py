@@ -171,7 +171,7 @@ class FakeInferRequest(ISyncInferRequest):
         outs = run_reference(self.compiled.model, inputs, self.state)
         plugin._after_infer()
         if self.compiled.values.get("PERF_COUNT"):
-            self._profile = [ProfilingInfo(n.friendly_name, n.type_name, f"ref_{plugin.device_name}",
+            self._profile = [ProfilingInfo(n.friendly_name, n.type_name, f"ref_{plugin.device_name}", "EXECUTED",
                                            real_time=timedelta(microseconds=1))
                              for n in self.compiled.model.get_ordered_ops()]
         return outs
