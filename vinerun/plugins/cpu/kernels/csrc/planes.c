@@ -11,7 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#pragma GCC optimize("fp-contract=off") /* a * b + c rounds twice, as openvino's FakeQuantize does */
+/* a * b + c rounds twice, as openvino's FakeQuantize does: no contraction into an FMA */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#else
+#pragma GCC optimize("fp-contract=off")
+#endif
 
 #include "ckernels.h"
 
