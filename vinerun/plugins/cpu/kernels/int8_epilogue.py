@@ -12,7 +12,9 @@ the chain:
 * a leading requantization's ``1 / scale`` and zero point go into the weight scales and the bias, and with no
   stage at all the output's do (the destination's conversion then rounds and saturates).
 
-Float rounding aside (``(acc a + b) / s`` against ``acc (a / s) + b / s``), the result is the layer's.
+Float rounding aside (``(acc a + b) / s`` against ``acc (a / s) + b / s``), the result is the layer's. Where
+openvino's numbers are the reference (an output of zero point 0 after clamps, a ResNet residual block),
+:func:`_openvino_order` repeats its order of operations instead, so that float ties round as in openvino.
 """
 
 from __future__ import annotations
