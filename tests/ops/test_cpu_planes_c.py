@@ -1,7 +1,8 @@
 """The C kernel taking NCHW f32 planes into channels-last (csrc/planes.c): its quantization is bit-identical to
-QuantizeLinear's definition (division by the scale, rounding half to even, the zero point, saturation), its bf16
-conversion to ml_dtypes' rounding to nearest even (NaN and infinities included); 3 channels (shuffled stores) and
-others, tails shorter than a vector, 1 and 2 threads; and a QDQ model's or a bf16 model's image input takes it."""
+QuantizeLinear's definition (division by the scale, rounding half to even, the zero point, saturation), and a
+FakeQuantize's to openvino's arithmetic (a product and a shift); its bf16 conversion to ml_dtypes' rounding to
+nearest even (NaN and infinities included); 3 channels (shuffled stores) and others, tails shorter than a vector,
+1 and 2 threads; and a QDQ model's or a bf16 model's image input takes it."""
 
 from __future__ import annotations
 
@@ -53,6 +54,29 @@ def test_an_arbitrary_scale_divides_as_quantize_linear_does() -> None:
     q = Quantization(0.0173, 7, np.dtype(np.uint8))
     x = _data((1, 3, 32, 32), q.scale, 5)
     np.testing.assert_array_equal(_run(x.shape, q, x, 1), q.quantize(x))
+
+
+@pytest.mark.parametrize(("low", "high", "dtype"), [(-2.1875, 2.1704, np.int8), (0.0, 5.3345, np.uint8),
+                                                     (-1.7185237, 1.7050978, np.int8)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_fake_quantize_is_quantized_as_openvino_computes_it(low, high, dtype, threads) -> None:
+    """From a FakeQuantize (NNCF's IR): ``round(x * isc + ish)``, the product and the sum each rounded to f32 (no
+    FMA), a shift under 1e-5 of the range dropped; ``round(x / scale)`` rounds values next to a halfway point
+    the other way (the symmetric s8 grid's shift is 127.99999 - 128)."""
+    f32 = np.float32
+    low, high = f32(low), f32(high)
+    scale = f32((high - low) / f32(255))
+    zero_point = 0 if dtype == np.int8 else int(np.rint(-low / scale))
+    q = Quantization(float(scale), zero_point, np.dtype(dtype), (float(low), float(high)))
+    isc = f32(f32(255) / f32(high - low))
+    shift = f32(f32(-low * isc) + f32(q.limits[0]))
+    shift = f32(0) if abs(shift) < f32(255) * f32(1e-5) else shift
+    x = _data((2, 3, 32, 40), 1 / float(isc), 9)
+    x.reshape(-1)[1::5] = (np.arange(x.size)[1::5] % 400 - 200 + 0.5).astype(f32) / isc  # next to halfway points
+    want = np.clip(np.rint((x * isc).astype(f32) + shift), *q.limits).astype(dtype)
+    got = _run(x.shape, q, x, threads)
+    np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(got, q.quantize(x))  # QuantizeLinear's division rounds some of them otherwise
 
 
 @pytest.mark.parametrize("shape", SHAPES)
