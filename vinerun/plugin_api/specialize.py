@@ -96,9 +96,11 @@ class SpecializedPlans:
     def ran(self, inputs: list[Any], seconds: float, specialized: bool = False) -> None:
         """A call with ``inputs`` ran ``seconds`` on the dynamic plan (counted toward its shape's compile), or on
         its shape's plan (``specialized``: its first calls tell what a plan saves)."""
-        if not self._cost:
-            return
+        if not self._cost or not specialized and len(self._started) >= self._limit:
+            return  # no compile to pay for, or no place left for another plan
         shapes = call_shapes(inputs)
+        if specialized and self._timed.get(shapes, (0.0, 0))[1] >= TIMED:
+            return  # timed already: a plan's calls take no lock
         with self._lock:
             if not specialized:
                 spent = self._spent.pop(shapes, [0.0, 0, seconds])  # re-inserted: the dict keeps the latest last

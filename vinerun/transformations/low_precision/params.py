@@ -38,15 +38,22 @@ class Quantization:
         info = np.iinfo(self.dtype)
         return int(info.min), int(info.max)
 
-    def fake_quantize_scale(self, unit: float = 1.0) -> np.float32:
-        """openvino's FakeQuantize input scale ``(levels - 1) / (high - low)`` in f32, its limits first divided
-        by ``unit`` (openvino's low-precision transformations fold a dequantization multiply by ``unit`` into
-        the FakeQuantize after it so). The limits are the original FakeQuantize's, else this grid's real range."""
+    def fake_quantize_limits(self) -> tuple[np.float32, np.float32]:
+        """The (low, high) input limits of openvino's FakeQuantize in f32: the original one's, else this grid's
+        real range."""
         f32 = np.float32
         if self.fake_quantize_range is not None:
             low, high = (f32(v) for v in self.fake_quantize_range)
-        else:
-            low, high = (f32(f32(limit - self.zero_point) * f32(self.scale)) for limit in self.limits)
+            return low, high
+        low, high = (f32(f32(limit - self.zero_point) * f32(self.scale)) for limit in self.limits)
+        return low, high
+
+    def fake_quantize_scale(self, unit: float = 1.0) -> np.float32:
+        """openvino's FakeQuantize input scale ``(levels - 1) / (high - low)`` in f32, its limits first divided
+        by ``unit`` (openvino's low-precision transformations fold a dequantization multiply by ``unit`` into
+        the FakeQuantize after it so)."""
+        f32 = np.float32
+        low, high = self.fake_quantize_limits()
         if unit != 1.0:
             low, high = f32(low / f32(unit)), f32(high / f32(unit))
         lo, hi = self.limits
@@ -154,6 +161,12 @@ def fake_quantize_grid(fq: Node) -> tuple[np.ndarray, np.ndarray] | None:
     if np.any(zp < 0) or np.any(zp > levels - 1):
         return None
     return scale, zp
+
+
+def fake_quantize_shift(shift: np.float32, span: np.float32) -> np.float32:
+    """A FakeQuantize's input shift as openvino's CPU plugin applies it: dropped when under 1e-5 of the range
+    ``span`` it maps to (a symmetric s8 grid's ``127.99999 - 128``)."""
+    return np.float32(0.0) if abs(shift) < span * np.float32(1e-5) else np.float32(shift)
 
 
 def constant_value(value: Output) -> np.ndarray | None:

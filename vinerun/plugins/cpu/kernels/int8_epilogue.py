@@ -27,7 +27,7 @@ from vinerun.plugins.cpu.kernels._dnnl import ARG_DST, ARG_SRC, ARG_WEIGHTS, ELT
 from vinerun.plugins.cpu.kernels._dnnl_ops import BINARY_ADD, BINARY_MUL
 from vinerun.transformations.low_precision import Quantization, QuantizedLayer
 from vinerun.transformations.low_precision.ops import Stage
-from vinerun.transformations.low_precision.params import ChannelQuantization
+from vinerun.transformations.low_precision.params import ChannelQuantization, fake_quantize_shift
 
 AnyQuantization = Quantization | ChannelQuantization
 
@@ -191,11 +191,8 @@ def _residual_in_grid(x: Quantization, r: Quantization) -> list[tuple]:
     out_low, out_high = f32(f32(lo) * k), f32(f32(hi) * k)
     osc = f32(f32(out_high - out_low) / f32(hi - lo))
     isc = x.fake_quantize_scale()
-    low = f32(x.fake_quantize_range[0]) if x.fake_quantize_range else f32(f32(lo - x.zero_point) * f32(x.scale))
-    shift = f32(f32(f32(-low * isc) * osc) + out_low)
     clip_low, clip_high = out_low, f32(f32(f32(hi - lo) * osc) + out_low)
-    if abs(shift) < (clip_high - clip_low) * f32(1e-5):
-        shift = f32(0.0)
+    shift = fake_quantize_shift(f32(f32(f32(-x.fake_quantize_limits()[0] * isc) * osc) + out_low), clip_high - clip_low)
     return [("eltwise", ELTWISE["linear"], float(f32(isc * osc)), float(shift)),
             ("eltwise", ELTWISE["clip"], float(clip_low), float(clip_high))]
 

@@ -20,7 +20,7 @@ from vinerun.plugins.cpu.kernels._ckernel import Api, CKernel
 from vinerun.plugins.cpu.kernels._dnnl import Library
 from vinerun.plugins.cpu.kernels._native import ValueLayout, channels_last_value, dense_value, element_layout
 from vinerun.plugins.cpu.kernels._torch import BF16
-from vinerun.transformations.low_precision.params import Quantization
+from vinerun.transformations.low_precision.params import Quantization, fake_quantize_shift
 
 
 class _Params(ctypes.Structure):
@@ -60,21 +60,21 @@ class PlanesToChannelsLast(CKernel):
         if q is None:
             return _Params(Api.of(self.lib), *self.dims, 1, 1.0, 0.0, 0.0, 0.0), None
         lo, hi = q.limits
-        fake_quantize, isc, ish, zero_point = fake_quantize_arithmetic(q) or (0, 0.0, 0.0, q.zero_point)
-        return _Params(Api.of(self.lib), *self.dims, 0, q.scale, zero_point, lo, hi, fake_quantize, isc, ish), None
+        fq = fake_quantize_arithmetic(q)  # its shift holds the zero point
+        isc, ish = fq or (0.0, 0.0)
+        zero_point = 0 if fq else q.zero_point
+        return _Params(Api.of(self.lib), *self.dims, 0, q.scale, zero_point, lo, hi, fq is not None, isc, ish), None
 
 
-def fake_quantize_arithmetic(q: Quantization) -> tuple[int, float, float, int] | None:
-    """(1, isc, ish, 0) for a quantization that came from a FakeQuantize: openvino computes its integers as
+def fake_quantize_arithmetic(q: Quantization) -> tuple[float, float] | None:
+    """(isc, ish) for a quantization that came from a FakeQuantize: openvino computes its integers as
     ``round(x * isc + ish)``, not ``round(x / scale) + zero_point``, and a tie falls differently. Its shift is the
-    FakeQuantize's ``-low * isc`` plus the integer grid's low end (where its output range starts), dropped when
-    under 1e-5 of the range (a symmetric s8 grid: ``127.99999 - 128``); None for a QuantizeLinear."""
+    FakeQuantize's ``-low * isc`` plus the integer grid's low end (where its output range starts); None for a
+    QuantizeLinear."""
     if q.fake_quantize_range is None:
         return None
     f32 = np.float32
     isc = q.fake_quantize_scale()
     lo, hi = q.limits
-    shift = f32(f32(-f32(q.fake_quantize_range[0]) * isc) + f32(lo))
-    if abs(shift) < f32(hi - lo) * f32(1e-5):
-        shift = f32(0.0)
-    return 1, float(isc), float(shift), 0
+    shift = fake_quantize_shift(f32(f32(-q.fake_quantize_limits()[0] * isc) + f32(lo)), f32(hi - lo))
+    return float(isc), float(shift)
