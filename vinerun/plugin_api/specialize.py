@@ -18,6 +18,10 @@ call's time the last plan saved (1 before any plan: the rent-or-buy rule, at mos
 hindsight). Each call reports its time through :meth:`SpecializedPlans.ran`. PP-OCR's recogniser fed text lines
 of a few recurring widths compiled a plan (0.3-0.5 s) at each width's second call, to save 4 ms of 16 a call.
 
+A plan is timed on its first :data:`TIMED` calls; one that runs slower than the dynamic plan did (by more than
+:data:`SLOWER`: a kernel that a static shape sends down a worse path, as oneDNN's reduction once did for a
+spectrogram) is dropped, and its shape stays with the dynamic plan.
+
 The call that makes a shape's plan due compiles it, then runs on it (like OpenVINO's first inference at a new
 shape, that call is slow); calls on other threads meanwhile run the dynamic plan. Compiling on a background
 thread instead looked free but was not: the compile holds the GIL for milliseconds at a time, and every kernel
@@ -44,6 +48,8 @@ SIGHTINGS = 2
 WINDOW = 16
 #: calls on a new plan timed to tell what it saves
 TIMED = 8
+#: a plan whose timed calls take longer than this times the dynamic plan's is dropped
+SLOWER = 1.1
 
 Shapes = tuple[tuple[int, ...] | None, ...]
 _log = logging.getLogger(__name__)
@@ -115,6 +121,11 @@ class SpecializedPlans:
             timed[0], timed[1] = timed[0] + seconds, timed[1] + 1
             if timed[1] == TIMED:  # a call's time on the plan against its time on the dynamic plan (the first
                 dynamic = (before[0] - before[2]) / (before[1] - 1)  # call left out: it also made kernels)
+                if timed[0] / TIMED > SLOWER * dynamic:
+                    _log.debug("the plan for input shapes %s is slower than the dynamic plan (%.3g s against "
+                               "%.3g s a call): dropped", shapes, timed[0] / TIMED, dynamic)
+                    self._plans.pop(shapes, None)  # its place stays taken: the shape is not compiled again
+                    return
                 self._saving = min(1.0, max(0.02, 1.0 - timed[0] / TIMED / dynamic))
 
     def _compile(self, shapes: Shapes) -> Any | None:
