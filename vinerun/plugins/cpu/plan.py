@@ -33,9 +33,10 @@ def rewrite_patterns(model: Model) -> None:
     the convolution or pooling after it, constant-bound Minimum / Maximum into Clamp, written-out hard-swish into
     HSwish, constant scales and shifts (BatchNorm too) folded together and into the convolution before them, a 2-D
     convolution over a width of 1 into a 1-D one, a spatial ReduceMean into a global AvgPool, ``x * sigmoid(x)``
-    into Swish, a written-out LSTM cell or a one-step LSTMSequence into LSTMCell, ``x[mask]`` as PyTorch exports it
-    into a MaskedGather, a detection head's unrolled per-class score selection into one ClassTopK, a MatMul of
-    flattened rows reshaped back into the MatMul of the N-D input."""
+    into Swish, a written-out mean-variance normalization into MVN, a written-out LSTM cell or a one-step
+    LSTMSequence into LSTMCell, ``x[mask]`` as PyTorch exports it into a MaskedGather, a detection head's unrolled
+    per-class score selection into one ClassTopK, a MatMul of flattened rows reshaped back into the MatMul of the
+    N-D input."""
     from vinerun.plugins.cpu.class_topk import ClassTopKFusion
     from vinerun.plugins.cpu.masked_gather import MaskedGatherFusion
     from vinerun.transformations.channel_split import ChannelSplitToSlices
@@ -52,6 +53,7 @@ def rewrite_patterns(model: Model) -> None:
     )
     from vinerun.transformations.linear_folding import LinearFolding
     from vinerun.transformations.lstm_cell_fusion import LSTMCellFusion
+    from vinerun.transformations.mvn_fusion import MVNFusion
     from vinerun.transformations.one_hot_matmul import OneHotMatMulToGather
     from vinerun.transformations.pad_fusion import PadFusion
     from vinerun.transformations.reduce_to_pool import ReduceMeanToPool
@@ -80,6 +82,7 @@ def rewrite_patterns(model: Model) -> None:
     IdentityShapeElimination()(model)  # the Unsqueeze ConvWidthOneTo1D leaves before a converter's Squeeze
     ReduceMeanToPool()(model)
     SwishFusion()(model)
+    MVNFusion()(model)  # a written-out LayerNorm: the LayerNorm fusion takes the MVN later
     LSTMCellFusion()(model)
     LSTMSequenceToCell()(model)
 

@@ -20,6 +20,7 @@ from vinerun.transformations.gelu_fusion import GeluFusion
 from vinerun.transformations.hswish_fusion import HSwishFusion
 from vinerun.transformations.identity_elimination import IdentityConvertElimination, IdentityReshapeElimination
 from vinerun.transformations.linear_folding import LinearFolding
+from vinerun.transformations.mvn_fusion import MVNFusion
 from vinerun.transformations.pad_fusion import PadFusion
 from vinerun.transformations.parallel_matmul import ParallelMatMulFusion
 from vinerun.transformations.shared_ops import SharedOpOptimization
@@ -29,8 +30,8 @@ from vinerun.transformations.unroll_iterators import UnrollIterators
 
 def rewrite_patterns(model: Model) -> None:
     """Converts and Reshapes that do nothing out, a constant Pad into the convolution or pooling after it,
-    constant-bound Minimum / Maximum into Clamp, written-out hard-swish, Swish and GELU into their ops, constant
-    scales and shifts (BatchNorm too) folded into the convolution before them."""
+    constant-bound Minimum / Maximum into Clamp, written-out hard-swish, Swish, GELU and mean-variance normalization
+    into their ops, constant scales and shifts (BatchNorm too) folded into the convolution before them."""
     IdentityConvertElimination()(model)
     IdentityReshapeElimination()(model)  # BERT's before its attention's head merge, which the fusion then takes
     PadFusion()(model)
@@ -39,6 +40,7 @@ def rewrite_patterns(model: Model) -> None:
     LinearFolding()(model)
     SwishFusion()(model)
     GeluFusion()(model)
+    MVNFusion()(model)  # a written-out LayerNorm, for the LayerNorm fusion
 
 
 def gpu_passes(model: Model, precision: Any, device: torch.device, custom: frozenset[str] = frozenset(),
