@@ -186,6 +186,29 @@ def test_dropping_the_queue_ends_its_stream_threads():
         assert not t.is_alive()
 
 
+def test_dropping_a_busy_queue_keeps_the_arrays_its_threads_write():
+    """A queue dropped with runs queued: its requests' tensors go, but the stream threads still write into the
+    slots' arrays by address; the loop keeps them until it is done (this crashed before)."""
+    script = textwrap.dedent(f"""
+        import gc, numpy as np, vinerun as ov
+        cm = ov.Core().compile_model({DEMO!r}, "CPU", {{"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": 2,
+                                                       "INFERENCE_PRECISION_HINT": "f32"}})
+        image = np.ones((1, 3, 32, 32), np.float32)
+        for _ in range(20):
+            queue = ov.AsyncInferQueue(cm, 16)
+            assert queue._loop is not None
+            for i in range(16):
+                queue.start_async({{"image": image}})
+            del queue
+            gc.collect()
+            garbage = [np.full((1, 10), 7.0, np.float32) for _ in range(64)]  # reuse the freed memory
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert "ok" in done.stdout
+
+
 def test_exit_with_jobs_in_flight_is_clean():
     script = textwrap.dedent(f"""
         import numpy as np, vinerun as ov

@@ -136,6 +136,9 @@ class NativeRequestLoop:
     def __init__(self, compiled: CPUCompiledModel, layout: _Layout, slots: int, hook: Hook):
         self._layout = layout
         self._loop = _steploop.loop_new(slots, layout.count)
+        # each slot's last arrays: the stream threads write into them by address, and a queue dropped while busy
+        # frees its requests' tensors; the threads hold this loop (their target) until they leave C
+        self._arrays: list[tuple[Any, ...]] = [()] * slots
         streams = compiled.streams
         self._threads = [threading.Thread(target=self._serve, args=(streams.stream_cpus(i) if streams.pinned else [],
                                                                      hook),
@@ -159,6 +162,7 @@ class NativeRequestLoop:
 
     def submit(self, slot: int, inputs: list[Any], outputs: list[np.ndarray] | None, notify: bool) -> None:
         addresses = self._addresses(inputs, outputs) if outputs is not None else None
+        self._arrays[slot] = addresses or ()
         if addresses is None:
             _steploop.loop_submit(self._loop, slot, (), JOB_PYTHON)
         else:
