@@ -224,6 +224,34 @@ def test_convert_to_bf16_feeds_a_convolution_channels_last():
         assert compiled._impl.plan.steps[0].kernel.exec_type in ("onednn_reorder_bf16", "c_convert_bf16")
 
 
+@pytest.mark.skipif(library() is None, reason="oneDNN's C API is not installed")
+def test_a_bf16_resize_hands_channels_last_to_the_f32_output_convert(monkeypatch):
+    """A bf16 segmentation head (convolution, bilinear resize to the image size, Convert to the f32 output): the
+    resize stays channels-last (oneDNN's NCHW resampling is ~10x slower) and the Convert's reorder reads it as it
+    is; the Python steps give the same bits."""
+    from vinerun.ops.interpolate import Interpolate
+
+    x = Parameter(Type.bf16, [1, 8, 7, 7], name="x")
+    y = Relu(Convolution(x, Constant(rand([21, 8, 3, 3], BF16)), **GEOMETRY))
+    resized = Interpolate(y, Constant(np.array([56, 56], np.int64)), Constant(np.array([2, 3], np.int64)),
+                          mode="linear_onnx", shape_calculation_mode="sizes",
+                          coordinate_transformation_mode="half_pixel")
+    model = Model([Result(Convert(resized, destination_type=Type.f32))], [x])
+    data = rand([1, 8, 7, 7], BF16)
+    plan = ov.Core().compile_model(model, "CPU", F32)._impl.plan
+    got = plan.run([data])[0]
+    assert got.dtype == np.float32 and got.flags.c_contiguous
+    np.testing.assert_allclose(got, run_reference(model, [data])[0], rtol=2e-2, atol=2e-2)
+    (seg,) = plan.items
+    natives = {s.node.type_name: n for s, n in zip(seg.steps, seg.natives, strict=True)}
+    resized_layout = natives["Interpolate"].buffers[-1].layout
+    assert resized_layout[1][1] == 2  # channels innermost: a bf16 channel's stride
+    assert natives["Convert"].buffers[0].layout == resized_layout
+    monkeypatch.setenv("VINERUN_CPU_NATIVE", "0")
+    python = ov.Core().compile_model(model, "CPU", F32)._impl.plan
+    np.testing.assert_array_equal(python.run([data])[0], got)
+
+
 # --- compiled models under the default precision (native bf16 CPUs) -------------------------------------------
 
 

@@ -115,7 +115,8 @@ SAME = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [1, 1], "pads_end"
 @pytest.mark.parametrize("op", sorted(OPS))
 def test_the_channels_of_a_channels_last_convolution_in_one_segment(op, monkeypatch):
     """conv -> reduce over the channels (innermost in channels-last memory) -> conv -> global pool: one segment,
-    and the same bits from the Python steps (oneDNN too at this size: 256 channels; 6 x 6 positions: at most MAX_ROWS)."""
+    and the same bits from the Python steps (oneDNN too at this size: 256 channels; 6 x 6 positions, at most
+    MAX_ROWS)."""
     x = Parameter(Type.f32, [1, 8, 6, 6])
     y = Convolution(x, Constant(RNG.standard_normal((256, 8, 3, 3)).astype(np.float32) * 0.2), **SAME)
     r = reduce(op, y, [1], True)

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from vinerun.ir.node import Node
+from vinerun.plugins.cpu.kernels._dnnl import library
 from vinerun.plugins.cpu.kernels._torch import strided_view, to_torch
 
 #: op types whose kernels read a channels-last array without a copy
@@ -41,9 +42,23 @@ SLICE_TO_CHANNELS_LAST = frozenset({"FusedConvolution", "FusedConvolutionDW", "C
                                     "MaxPool", "AvgPool", "Concat", "ShuffleChannels"})
 
 
+def reads_channels_last_convert(node: Node) -> bool:
+    """Whether ``node`` is an f32 <-> bf16 Convert of a static rank-4 value, which :mod:`.convert_dnnl`'s reorder
+    runs from a channels-last input as it is (into the layout its own readers take)."""
+    if node.type_name != "Convert":
+        return False
+    shape = node.get_input_partial_shape(0)
+    pair = {node.get_input_element_type(0).get_type_name(), node.get_output_element_type(0).get_type_name()}
+    return (pair == {"f32", "bf16"} and shape.is_static and len(shape) == 4 and 0 not in shape.to_shape()
+            and library() is not None)
+
+
 def _takes_channels_last(reader: Node) -> bool:
     """A reader that takes a channels-last array: one of :data:`CHANNELS_LAST_READERS` (a Concat only along the
-    channels), or a Slice read only by :data:`SLICE_TO_CHANNELS_LAST` kernels."""
+    channels), an f32 <-> bf16 Convert (:func:`reads_channels_last_convert`), or a Slice read only by
+    :data:`SLICE_TO_CHANNELS_LAST` kernels."""
+    if reads_channels_last_convert(reader):
+        return True
     if reader.type_name == "Slice":
         targets = reader.output(0).get_target_inputs()
         return bool(targets) and all(t.get_node().type_name in SLICE_TO_CHANNELS_LAST and _channel_concat_or_other(
